@@ -1,0 +1,263 @@
+package dev.baton;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Baton instance per process: the entry point to leases, fenced writes, leadership and the node
+ * registry, all sharing one PostgreSQL database with every other instance.
+ *
+ * <pre>{@code
+ * Baton baton = Baton.builder(dataSource).nodeId("orders-7f9c").build().start();
+ * Leadership sweeper = baton.leadership("nightly-sweep", LeadershipConfig.defaults(), ctx -> {
+ *     while (!ctx.awaitCancellation(Duration.ofSeconds(30))) {
+ *         ctx.fenced(tx -> sweep(tx));   // rejected once another instance leads
+ *     }
+ * }).start();
+ * ...
+ * baton.close();                          // releases leases, records the node as stopped
+ * }</pre>
+ *
+ * <p>Guarantees: at most one database-authorized owner per lease name; a generation (fencing token)
+ * that strictly increases on every change of ownership; protected writes that cannot commit once a
+ * newer generation exists. Not "exactly once": a process can crash after an external effect and
+ * before recording it.
+ */
+public final class Baton implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Baton.class);
+
+    /** The default schema. */
+    public static final String DEFAULT_SCHEMA = "baton";
+    /** Nodes beat every 5 s; a node is stale after three missed beats. */
+    public static final Duration DEFAULT_NODE_HEARTBEAT = Duration.ofSeconds(5);
+
+    private final DataSource dataSource;
+    private final DataSource coordination;
+    private final String schema;
+    private final String nodeId;
+    private final boolean migrateOnStart;
+    private final Hooks hooks;
+    private final LongSupplier ticker;
+    private final LeaseNotifier notifier;
+    private final Leases leases;
+    private final Nodes nodes;
+    private final NodeRegistrar registrar;
+    private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
+    private volatile boolean started;
+    private volatile boolean closed;
+
+    private Baton(Builder b) {
+        this.dataSource = b.dataSource;
+        this.coordination = b.coordinationDataSource != null ? b.coordinationDataSource : b.dataSource;
+        this.schema = b.schema;
+        this.nodeId = b.nodeId != null ? b.nodeId : NodeRegistrar.defaultNodeId();
+        this.migrateOnStart = b.migrateOnStart;
+        this.hooks = b.hooks;
+        this.ticker = b.ticker;
+        DataSource listen = b.listenDataSource != null ? b.listenDataSource : coordination;
+        this.notifier = new LeaseNotifier(listen, schema, b.notifications);
+        this.leases = new Leases(dataSource, schema, hooks, ticker, notifier);
+        this.nodes = new Nodes(dataSource, schema, leases);
+        this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat);
+    }
+
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /**
+     * Applies Baton's schema migrations to {@code schema}; safe to run from many instances at once.
+     *
+     * @throws SchemaVersionException if the schema is newer than this Baton understands
+     */
+    public static MigrationResult migrate(DataSource dataSource, String schema) {
+        return SchemaMigrator.migrate(Objects.requireNonNull(dataSource, "dataSource"), schema);
+    }
+
+    /** The newest schema version this Baton understands. */
+    public static int schemaVersion() {
+        return SchemaMigrator.CURRENT_VERSION;
+    }
+
+    /**
+     * Migrates (or, with {@code migrateOnStart(false)}, verifies) the schema, registers this node,
+     * starts its heartbeat and the release-notification listener. Idempotent.
+     *
+     * @throws SchemaVersionException if the schema is newer than this Baton, or not migrated
+     */
+    public synchronized Baton start() {
+        if (started) {
+            return this;
+        }
+        if (closed) {
+            throw new IllegalStateException("this Baton instance was closed; build a new one");
+        }
+        if (migrateOnStart) {
+            MigrationResult r = migrate(dataSource, schema);
+            if (r.changed()) {
+                log.info("Baton schema '{}' migrated from version {} to {}", schema, r.from(), r.to());
+            }
+        } else {
+            SchemaMigrator.verify(dataSource, schema);
+        }
+        registrar.start();
+        notifier.start();
+        started = true;
+        log.info("Baton node '{}' started on schema '{}' (notifications: {})", nodeId, schema,
+                notifier.listening() ? "LISTEN" : "polling");
+        return this;
+    }
+
+    /** The leases of this Baton's schema. */
+    public Leases leases() {
+        return leases;
+    }
+
+    /** The node registry and the ownership view. */
+    public Nodes nodes() {
+        return nodes;
+    }
+
+    /** This node's id, also the owner id of the leases it acquires through {@link Leadership}. */
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    /** True while release notifications are known to arrive (false: polling only). */
+    public boolean notificationsActive() {
+        return notifier.listening();
+    }
+
+    /** A leadership runner for {@code name} owned by this node (not started; call {@link Leadership#start()}). */
+    public Leadership leadership(String name, LeadershipConfig config, LeaderTask task) {
+        return leadership(name, config, task, LeadershipListener.NONE);
+    }
+
+    /** A leadership runner with callbacks (not started). Stopped by {@link #close()}. */
+    public Leadership leadership(String name, LeadershipConfig config, LeaderTask task, LeadershipListener listener) {
+        Leadership l = new Leadership(leases, coordination, dataSource, notifier, name, nodeId, config, task, listener,
+                hooks, ticker);
+        leaderships.add(l);
+        return l;
+    }
+
+    /** Records this node as draining (visible to operators); leadership and leases are unaffected. */
+    public void drain() {
+        registrar.setState(NodeState.DRAINING);
+    }
+
+    /** Stops every leadership runner (releasing their leases), records the node as stopped. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (started) {
+            registrar.setState(NodeState.DRAINING);
+        }
+        leaderships.forEach(Leadership::stop);
+        notifier.close();
+        registrar.stop();
+        if (started) {
+            registrar.setState(NodeState.STOPPED);
+        }
+        log.info("Baton node '{}' stopped", nodeId);
+    }
+
+    /** Builds a {@link Baton}. Every setting is validated when set; the defaults suit production. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private DataSource coordinationDataSource;
+        private DataSource listenDataSource;
+        private String schema = DEFAULT_SCHEMA;
+        private String nodeId;
+        private boolean migrateOnStart = true;
+        private NotificationMode notifications = NotificationMode.AUTO;
+        private Duration nodeHeartbeat = DEFAULT_NODE_HEARTBEAT;
+        private Hooks hooks = Hooks.NONE;
+        private LongSupplier ticker = System::nanoTime;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /** The schema holding Baton's tables: lower-case letters, digits and underscores. */
+        public Builder schema(String schema) {
+            Identifiers.schema(schema);
+            this.schema = schema;
+            return this;
+        }
+
+        /** This node's id (1 to 200 characters); by default host-pid-random. Unique per running process. */
+        public Builder nodeId(String nodeId) {
+            this.nodeId = Identifiers.name("nodeId", nodeId);
+            return this;
+        }
+
+        /**
+         * A separate data source for lease renewals, acquisition and node heartbeats, so that an
+         * exhausted application pool cannot starve them. Recommended: a small pool of its own.
+         */
+        public Builder coordinationDataSource(DataSource ds) {
+            this.coordinationDataSource = Objects.requireNonNull(ds, "coordinationDataSource");
+            return this;
+        }
+
+        /**
+         * A data source with direct (not transaction-pooled) connections for LISTEN, when the main one
+         * goes through PgBouncer in transaction mode.
+         */
+        public Builder listenDataSource(DataSource ds) {
+            this.listenDataSource = Objects.requireNonNull(ds, "listenDataSource");
+            return this;
+        }
+
+        /** Apply migrations on {@link #start()} (default) or only verify the version. */
+        public Builder migrateOnStart(boolean migrate) {
+            this.migrateOnStart = migrate;
+            return this;
+        }
+
+        public Builder notifications(NotificationMode mode) {
+            this.notifications = Objects.requireNonNull(mode, "notifications");
+            return this;
+        }
+
+        /** How often this node records its heartbeat; at least 100 ms. */
+        public Builder nodeHeartbeat(Duration interval) {
+            Leases.requirePositive("nodeHeartbeat", interval, false);
+            if (interval.compareTo(Duration.ofMillis(100)) < 0) {
+                throw new IllegalArgumentException("nodeHeartbeat must be at least PT0.1S, but was " + interval);
+            }
+            this.nodeHeartbeat = interval;
+            return this;
+        }
+
+        /** Pause points for tests (see {@code dev.baton.testkit.PausePoints}); never set in production. */
+        public Builder testHooks(Hooks hooks) {
+            this.hooks = Objects.requireNonNull(hooks, "hooks");
+            return this;
+        }
+
+        /** The monotonic clock (nanoseconds); tests only. */
+        Builder ticker(LongSupplier ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        public Baton build() {
+            return new Baton(this);
+        }
+    }
+}

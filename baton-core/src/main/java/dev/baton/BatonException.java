@@ -1,0 +1,14 @@
+package dev.baton;
+
+/** Base class of the exceptions Baton throws for conditions a caller may want to handle. */
+public class BatonException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public BatonException(String message) {
+        super(message);
+    }
+
+    public BatonException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

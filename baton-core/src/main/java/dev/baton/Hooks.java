@@ -1,0 +1,29 @@
+package dev.baton;
+
+/**
+ * Named points in Baton's lease and leadership code where a test can pause a thread (see
+ * {@code dev.baton.testkit.PausePoints#reach}). Production code never sets hooks; the default does
+ * nothing. The point names are listed in {@link Points}.
+ */
+@FunctionalInterface
+public interface Hooks {
+    Hooks NONE = point -> {};
+
+    void reach(String point);
+
+    /** The names of the pause points. */
+    final class Points {
+        /** In {@code fenced}: before the fence check runs in the new transaction. */
+        public static final String FENCE_BEFORE_CHECK = "fence.beforeCheck";
+        /** In {@code fenced}: after the fence check passed, before the caller's work runs. */
+        public static final String FENCE_AFTER_CHECK = "fence.afterCheck";
+        /** In {@code fenced}: after the caller's work, before COMMIT is sent. */
+        public static final String FENCE_BEFORE_COMMIT = "fence.beforeCommit";
+        /** In the leadership runner: before a renewal is sent. */
+        public static final String RENEW_BEFORE_SEND = "leadership.renew.beforeSend";
+        /** In the leadership runner's task, before the leader task is invoked. */
+        public static final String TASK_BEFORE_RUN = "leadership.task.beforeRun";
+
+        private Points() {}
+    }
+}

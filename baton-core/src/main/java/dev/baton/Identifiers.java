@@ -1,0 +1,38 @@
+package dev.baton;
+
+import java.util.regex.Pattern;
+
+/** Validation of the names Baton accepts from users. */
+final class Identifiers {
+    private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    static final int MAX_NAME_LENGTH = 200;
+
+    private Identifiers() {}
+
+    /**
+     * Validates a schema name and returns it double-quoted for use in SQL. Only lower-case letters,
+     * digits and underscores are allowed, so the quoted form is exactly the name PostgreSQL stores.
+     */
+    static String schema(String schema) {
+        if (schema == null || !SCHEMA.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema must match [a-z_][a-z0-9_]{0,62} (lower-case letters, digits, "
+                    + "underscore; at most 63 characters), but was " + (schema == null ? "null" : "'" + schema + "'"));
+        }
+        return '"' + schema + '"';
+    }
+
+    /** Validates a lease name, owner id or node id: 1 to 200 characters, no control characters. */
+    static String name(String what, String value) {
+        if (value == null || value.isEmpty() || value.length() > MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException(what + " must be 1 to " + MAX_NAME_LENGTH + " characters, but was "
+                    + (value == null ? "null" : value.isEmpty() ? "empty" : value.length() + " characters"));
+        }
+        for (int i = 0; i < value.length(); i++) {
+            if (Character.isISOControl(value.charAt(i))) {
+                throw new IllegalArgumentException(what + " must not contain control characters, but '"
+                        + value.replaceAll("\\p{Cntrl}", "?") + "' has one at index " + i);
+            }
+        }
+        return value;
+    }
+}

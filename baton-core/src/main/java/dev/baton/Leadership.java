@@ -1,0 +1,503 @@
+package dev.baton;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a {@link LeaderTask} on at most one instance at a time: campaigns for a lease, runs the task
+ * while it holds it, renews every R, and <b>stops the task by itself</b> as soon as it cannot prove
+ * it still owns the lease.
+ *
+ * <p>Timing (L = lease TTL, R = renew interval): every renewal call is bounded to R. The local
+ * deadline is L/2 after the send time of the last confirmed renewal, measured on the monotonic
+ * clock; when it passes the task is cancelled (flag plus interrupt) and the term ends. Because the
+ * database started the TTL no earlier than that send time, the task is told to stop at least L/2
+ * before anyone else can acquire. Safety does not rest on this timing: every write of the task is
+ * fenced by the database. Renewals and acquisition use their own connection, held by the runner, so
+ * an exhausted application pool cannot starve them.
+ *
+ * <p>Graceful {@link #stop()} cancels the task, waits for it, and releases the lease with a
+ * notification, so a waiting candidate takes over at once rather than after a poll.
+ */
+public final class Leadership implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Leadership.class);
+
+    private final Leases leases;
+    private final DataSource coordination;
+    private final DataSource writes;
+    private final LeaseNotifier notifier;
+    private final String name;
+    private final String owner;
+    private final LeadershipConfig config;
+    private final LeaderTask task;
+    private final LeadershipListener listener;
+    private final Hooks hooks;
+    private final LongSupplier ticker;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition events = lock.newCondition();
+    private volatile boolean started;
+    private volatile boolean stopping;
+    private volatile Thread control;
+    private volatile LeaseGrant current;
+    private volatile Term term;
+
+    /** Runs the bounded coordination calls; replaced when a call has to be abandoned. */
+    private ExecutorService caller;
+    /** The runner's own connection for acquire and renew, used only on the caller thread. */
+    private volatile Connection connection;
+
+    Leadership(Leases leases, DataSource coordination, DataSource writes, LeaseNotifier notifier, String name,
+               String owner, LeadershipConfig config, LeaderTask task, LeadershipListener listener, Hooks hooks,
+               LongSupplier ticker) {
+        this.leases = leases;
+        this.coordination = coordination;
+        this.writes = writes;
+        this.notifier = notifier;
+        this.name = Identifiers.name("lease name", name);
+        this.owner = Identifiers.name("owner id", owner);
+        this.config = Objects.requireNonNull(config, "config");
+        this.task = Objects.requireNonNull(task, "task");
+        this.listener = listener == null ? LeadershipListener.NONE : listener;
+        this.hooks = hooks;
+        this.ticker = ticker;
+    }
+
+    /** Starts campaigning. Idempotent. */
+    public Leadership start() {
+        lock.lock();
+        try {
+            if (started) {
+                return this;
+            }
+            started = true;
+            caller = newCaller();
+            Thread t = new Thread(this::campaign, "baton-leadership-" + name);
+            t.setDaemon(true);
+            control = t;
+            t.start();
+            return this;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Stops: cancels the task if leading, waits up to the stop timeout for it to finish, releases the
+     * lease (waking waiting candidates), and stops campaigning. Idempotent; returns when done.
+     */
+    public void stop() {
+        lock.lock();
+        Thread t;
+        try {
+            if (!started || stopping) {
+                t = control;
+                if (t == null) {
+                    return;
+                }
+            } else {
+                stopping = true;
+                events.signalAll();
+            }
+            t = control;
+        } finally {
+            lock.unlock();
+        }
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(config.stopTimeout().plus(config.renewInterval().multipliedBy(3)).toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+    /** The lease name this runner campaigns for. */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * True while this instance leads and its local deadline has not passed. A hint for routing and
+     * display only: guard writes with {@link LeaderContext#fenced}, never with this.
+     */
+    public boolean isLeader() {
+        LeaseGrant g = current;
+        return g != null && ticker.getAsLong() < g.localDeadlineNanos();
+    }
+
+    /** The grant of the current term, if leading. */
+    public Optional<LeaseGrant> currentGrant() {
+        return Optional.ofNullable(current);
+    }
+
+    // ---------------------------------------------------------------- control loop
+
+    private void campaign() {
+        try (LeaseNotifier.Subscription wake = notifier.subscribe(name)) {
+            while (!stopping) {
+                long wait;
+                try {
+                    Leases.Attempt attempt = bounded(
+                            () -> leases.attemptOn(connection(), name, owner, config.leaseTtl(), null),
+                            config.renewInterval().toNanos());
+                    if (attempt.grant().isPresent()) {
+                        lead(attempt.grant().get());
+                        continue;
+                    }
+                    // Retry when the holder's lease is due to expire, on a notification, or at the
+                    // next (jittered) poll, whichever comes first.
+                    wait = Math.min(Leases.jitter(config.pollInterval().toNanos()), attempt.expiresInNanos() + 1_000_000);
+                } catch (TimeoutException | RuntimeException | SQLException e) {
+                    log.warn("campaign for lease '{}' by '{}' failed, retrying: {}", name, owner, describe(e));
+                    wait = Leases.jitter(config.pollInterval().toNanos());
+                }
+                if (!stopping) {
+                    wake.await(Math.max(wait, 1_000_000));
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            log.error("leadership runner for '{}' died; no longer campaigning", name, e);
+            throw e;
+        } finally {
+            shutdownCaller();
+        }
+    }
+
+    private void lead(LeaseGrant grant) {
+        current = grant;
+        Term t = new Term(grant);
+        term = t;
+        log.info("'{}' elected leader of '{}' with generation {}", owner, name, grant.generation());
+        callback(() -> listener.onElected(grant));
+        t.start();
+        long renewInterval = config.renewInterval().toNanos();
+        long nextRenew = grant.confirmedSendNanos() + renewInterval;
+        RevocationReason reason;
+        while (true) {
+            long now = ticker.getAsLong();
+            long deadline = current.localDeadlineNanos();
+            if (stopping) {
+                reason = RevocationReason.STOPPED;
+                break;
+            }
+            if (now - deadline >= 0) {
+                reason = RevocationReason.DEADLINE;
+                break;
+            }
+            if (t.done()) {
+                reason = t.failure == null ? RevocationReason.TASK_COMPLETED : RevocationReason.TASK_FAILED;
+                break;
+            }
+            long until = Math.min(nextRenew, deadline);
+            if (until - now > 0) {
+                awaitEvent(until - now);
+                continue;
+            }
+            hooks.reach(Hooks.Points.RENEW_BEFORE_SEND);
+            long send = ticker.getAsLong();
+            if (send - deadline >= 0) {
+                continue; // paused past the deadline: step down without renewing
+            }
+            try {
+                LeaseGrant held = current;
+                current = bounded(() -> leases.renew(connection(), held, config.leaseTtl()),
+                        Math.min(renewInterval, deadline - send));
+                nextRenew = send + renewInterval;
+            } catch (LeaseLostException e) {
+                reason = RevocationReason.LOST;
+                break;
+            } catch (TimeoutException | RuntimeException | SQLException e) {
+                // Unconfirmed: keep trying until the local deadline; the lease may still be ours.
+                log.warn("renewal of lease '{}' generation {} not confirmed ({}); deadline in {} ms",
+                        name, grant.generation(), describe(e), (deadline - ticker.getAsLong()) / 1_000_000);
+                nextRenew = ticker.getAsLong() + renewInterval / 4;
+            }
+        }
+        stepDown(t, reason);
+    }
+
+    private void stepDown(Term t, RevocationReason reason) {
+        LeaseGrant grant = current;
+        current = null;
+        t.cancel();
+        if (reason == RevocationReason.LOST || reason == RevocationReason.DEADLINE) {
+            log.warn("'{}' stepped down as leader of '{}' generation {}: {}", owner, name, grant.generation(), reason);
+        } else {
+            log.info("'{}' stepped down as leader of '{}' generation {}: {}", owner, name, grant.generation(), reason);
+        }
+        callback(() -> listener.onRevoked(grant, reason));
+        if (reason != RevocationReason.LOST) {
+            // Let in-flight fenced writes finish before letting the next leader in. After a deadline
+            // the release is best effort: it matches owner and generation, so it can only clear our own
+            // expired-or-expiring grant, and it shortens the gap when the database is reachable again.
+            t.awaitDone(config.stopTimeout());
+            release(grant);
+        }
+        // Never run two terms' tasks at once in this process.
+        while (!t.awaitDone(config.stopTimeout())) {
+            log.warn("leader task of '{}' generation {} still running {} after cancellation; it cannot write "
+                    + "(its writes are fenced) but it holds a thread", name, grant.generation(), config.stopTimeout());
+            if (stopping) {
+                break;
+            }
+        }
+        term = null;
+    }
+
+    private void release(LeaseGrant grant) {
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            try {
+                boolean released = bounded(() -> leases.release(connection(), grant), config.renewInterval().toNanos());
+                log.debug("release of '{}' generation {}: {}", name, grant.generation(), released ? "released" : "no longer ours");
+                return;
+            } catch (TimeoutException | RuntimeException | SQLException e) {
+                log.warn("release of lease '{}' generation {} failed (attempt {}/3): {}", name, grant.generation(),
+                        attempt, describe(e));
+            }
+        }
+    }
+
+    private void awaitEvent(long nanos) {
+        lock.lock();
+        try {
+            if (!stopping) {
+                events.awaitNanos(nanos);
+            }
+        } catch (InterruptedException e) {
+            // The control thread is only interrupted by executor shutdown; treat as a stop.
+            stopping = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void signal() {
+        lock.lock();
+        try {
+            events.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static void callback(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            log.warn("leadership listener threw; ignored", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- bounded calls
+
+    private interface SqlCall<T> {
+        T call() throws SQLException;
+    }
+
+    /**
+     * Runs {@code call} on the caller thread and waits at most {@code nanos}. On time-out the runner's
+     * connection is aborted (closing its socket, so a black-holed call does not linger) and the caller
+     * thread is replaced; the next call opens a fresh connection.
+     */
+    private <T> T bounded(SqlCall<T> call, long nanos) throws TimeoutException, SQLException {
+        Future<T> f = caller.submit((Callable<T>) () -> {
+            try {
+                return call.call();
+            } catch (SQLException e) {
+                if (Jdbc.isConnectionFailure(e)) {
+                    dropConnection();
+                }
+                throw e;
+            }
+        });
+        try {
+            return f.get(Math.max(nanos, 1), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            abortConnection();
+            shutdownCaller();
+            caller = newCaller();
+            throw e;
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            stopping = true;
+            Thread.currentThread().interrupt();
+            throw new TimeoutException("interrupted");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof SQLException s) {
+                throw s;
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new BatonException("coordination call failed", cause);
+        }
+    }
+
+    private Connection connection() throws SQLException {
+        Connection c = connection;
+        if (c == null || c.isClosed()) {
+            c = coordination.getConnection();
+            c.setAutoCommit(true);
+            connection = c;
+        }
+        return c;
+    }
+
+    private void dropConnection() {
+        Connection c = connection;
+        connection = null;
+        Jdbc.closeQuietly(c);
+    }
+
+    private void abortConnection() {
+        Connection c = connection;
+        connection = null;
+        if (c != null) {
+            try {
+                c.abort(Runnable::run);
+            } catch (SQLException | RuntimeException e) {
+                Jdbc.closeQuietly(c);
+            }
+        }
+    }
+
+    private ExecutorService newCaller() {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "baton-lease-calls-" + name);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    private void shutdownCaller() {
+        ExecutorService c = caller;
+        if (c != null) {
+            c.shutdownNow();
+        }
+        if (stopping) {
+            dropConnection();
+        }
+    }
+
+    private static String describe(Throwable e) {
+        return e instanceof TimeoutException ? "no answer within the bound" : e.getMessage();
+    }
+
+    // ---------------------------------------------------------------- one term
+
+    /** One term of leadership: the task's thread and its cancellation. */
+    private final class Term implements LeaderContext {
+        private final LeaseGrant grant;
+        private final CountDownLatch cancelled = new CountDownLatch(1);
+        private final CountDownLatch finished = new CountDownLatch(1);
+        private volatile Thread thread;
+        private volatile Throwable failure;
+
+        Term(LeaseGrant grant) {
+            this.grant = grant;
+        }
+
+        void start() {
+            Thread t = new Thread(this::run, "baton-leader-" + name + "-g" + grant.generation());
+            t.setDaemon(true);
+            thread = t;
+            t.start();
+        }
+
+        private void run() {
+            try {
+                hooks.reach(Hooks.Points.TASK_BEFORE_RUN);
+                task.run(this);
+            } catch (Throwable e) {
+                if (!isCancelled()) {
+                    failure = e;
+                    log.error("leader task of '{}' generation {} failed", name, grant.generation(), e);
+                } else {
+                    log.debug("leader task of '{}' ended after cancellation: {}", name, e.toString());
+                }
+            } finally {
+                finished.countDown();
+                signal();
+            }
+        }
+
+        void cancel() {
+            cancelled.countDown();
+            Thread t = thread;
+            if (t != null && t != Thread.currentThread()) {
+                t.interrupt();
+            }
+        }
+
+        boolean done() {
+            return finished.getCount() == 0;
+        }
+
+        boolean awaitDone(Duration timeout) {
+            try {
+                return finished.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return done();
+            }
+        }
+
+        @Override
+        public LeaseGrant grant() {
+            return grant;
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return cancelled.getCount() == 0;
+        }
+
+        @Override
+        public boolean awaitCancellation(Duration timeout) {
+            try {
+                return cancelled.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return true;
+            }
+        }
+
+        @Override
+        public <T> T fenced(FencedWork<T> work) {
+            if (isCancelled()) {
+                throw new LeaseLostException(grant, "leadership term of " + grant + " is over; write refused locally");
+            }
+            return leases.fenced(writes, grant, work);
+        }
+
+        @Override
+        public void check(Connection transaction) throws SQLException {
+            leases.check(transaction, grant);
+        }
+    }
+}

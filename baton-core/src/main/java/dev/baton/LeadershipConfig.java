@@ -1,0 +1,85 @@
+package dev.baton;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Timing of a {@link Leadership}, validated when built.
+ *
+ * @param leaseTtl      L: how long a grant lasts on the database clock without renewal
+ * @param renewInterval R: how often the leader renews; each renewal call is bounded to R
+ * @param pollInterval  how often a candidate retries when no release notification arrives (jittered ±20%);
+ *                      a candidate also retries as soon as the holder's lease is due to expire
+ * @param stopTimeout   how long {@link Leadership#stop()} waits for the task to finish before releasing
+ */
+public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Duration pollInterval, Duration stopTimeout) {
+    /** L = 15 s: survives a renewal failing for a few seconds (a failover, a long GC) without churn. */
+    public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(15);
+    /** R = 3 s: L/2 = 7.5 s leaves room for two bounded renewal attempts before the local deadline. */
+    public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(3);
+    /** Candidates poll every 3 s when notifications are unavailable. */
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(3);
+    public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(10);
+
+    public LeadershipConfig {
+        Leases.requirePositive("leaseTtl", leaseTtl, false);
+        Leases.requirePositive("renewInterval", renewInterval, false);
+        Leases.requirePositive("pollInterval", pollInterval, false);
+        Leases.requirePositive("stopTimeout", stopTimeout, true);
+        if (leaseTtl.compareTo(Leases.MIN_TTL) < 0 || leaseTtl.compareTo(Leases.MAX_TTL) > 0) {
+            throw new IllegalArgumentException("leaseTtl must be between " + Leases.MIN_TTL + " and " + Leases.MAX_TTL
+                    + ", but was " + leaseTtl);
+        }
+        // Each renewal is bounded to R, so two confirmed renewals can be up to 2R apart even with a
+        // healthy but slow database; the local deadline L/2 must leave room for that.
+        if (leaseTtl.dividedBy(2).compareTo(renewInterval.multipliedBy(2)) <= 0) {
+            throw new IllegalArgumentException("leaseTtl/2 (" + leaseTtl.dividedBy(2) + ") must exceed 2 × renewInterval ("
+                    + renewInterval.multipliedBy(2) + "); with leaseTtl " + leaseTtl + " use a renewInterval below "
+                    + leaseTtl.dividedBy(4) + ", or a longer leaseTtl");
+        }
+    }
+
+    public static LeadershipConfig defaults() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public static final class Builder {
+        private Duration leaseTtl = DEFAULT_LEASE_TTL;
+        private Duration renewInterval = DEFAULT_RENEW_INTERVAL;
+        private Duration pollInterval;
+        private Duration stopTimeout = DEFAULT_STOP_TIMEOUT;
+
+        private Builder() {}
+
+        public Builder leaseTtl(Duration v) {
+            leaseTtl = Objects.requireNonNull(v, "leaseTtl");
+            return this;
+        }
+
+        public Builder renewInterval(Duration v) {
+            renewInterval = Objects.requireNonNull(v, "renewInterval");
+            return this;
+        }
+
+        /** Defaults to {@link #DEFAULT_POLL_INTERVAL}, or the renew interval if that is shorter. */
+        public Builder pollInterval(Duration v) {
+            pollInterval = Objects.requireNonNull(v, "pollInterval");
+            return this;
+        }
+
+        public Builder stopTimeout(Duration v) {
+            stopTimeout = Objects.requireNonNull(v, "stopTimeout");
+            return this;
+        }
+
+        public LeadershipConfig build() {
+            Duration poll = pollInterval != null ? pollInterval
+                    : renewInterval.compareTo(DEFAULT_POLL_INTERVAL) < 0 ? renewInterval : DEFAULT_POLL_INTERVAL;
+            return new LeadershipConfig(leaseTtl, renewInterval, poll, stopTimeout);
+        }
+    }
+}

@@ -1,0 +1,260 @@
+package dev.baton;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import javax.sql.DataSource;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Delivers lease-release notifications to waiting candidates. One dedicated connection per Baton
+ * instance runs LISTEN; if it cannot (mode POLL, a failed probe, a lost connection), subscribers are
+ * simply never woken early and fall back to their jittered polling, which is always running.
+ * Notifications are an optimisation of hand-off time, never part of safety.
+ */
+final class LeaseNotifier implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LeaseNotifier.class);
+    /** Lease names cannot hold control characters, so this payload never collides with one. */
+    private static final String PROBE_PREFIX = "\u0001probe:";
+    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+    private static final Duration RECONNECT_BACKOFF = Duration.ofSeconds(2);
+
+    private final DataSource dataSource;
+    private final String channel;
+    private final NotificationMode mode;
+    private final Map<String, Set<Subscription>> subscribers = new ConcurrentHashMap<>();
+    private volatile boolean listening;
+    private volatile boolean closed;
+    private volatile Thread thread;
+    private volatile String pendingProbe;
+    private volatile CountDownLatch probeLatch;
+
+    LeaseNotifier(DataSource dataSource, String schema, NotificationMode mode) {
+        this.dataSource = dataSource;
+        this.channel = Leases.channel(schema);
+        this.mode = mode;
+    }
+
+    /** A notifier that never listens (for {@link Leases} used without a started Baton). */
+    static LeaseNotifier polling() {
+        return new LeaseNotifier(null, "none", NotificationMode.POLL);
+    }
+
+    /** Starts listening (unless mode is POLL). Returns once LISTEN is active and probed, or fell back. */
+    void start() {
+        if (mode == NotificationMode.POLL || thread != null) {
+            return;
+        }
+        CountDownLatch ready = new CountDownLatch(1);
+        Thread t = new Thread(() -> loop(ready), "baton-lease-listener");
+        t.setDaemon(true);
+        thread = t;
+        t.start();
+        try {
+            ready.await(PROBE_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** True while notifications are known to arrive. */
+    boolean listening() {
+        return listening;
+    }
+
+    Subscription subscribe(String leaseName) {
+        Subscription s = new Subscription(leaseName);
+        subscribers.computeIfAbsent(leaseName, k -> new CopyOnWriteArraySet<>()).add(s);
+        return s;
+    }
+
+    private void loop(CountDownLatch ready) {
+        boolean first = true;
+        while (!closed) {
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(true);
+                Jdbc.execute(c, "LISTEN \"" + channel + "\"");
+                PGConnection pg = c.unwrap(PGConnection.class);
+                if (mode == NotificationMode.AUTO && !probe(pg)) {
+                    log.warn("LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
+                            + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back to "
+                            + "polling; hand-off after a release waits for the next poll. Configure a direct "
+                            + "listenDataSource to get notifications.{}", channel, PROBE_TIMEOUT, prepareHint(pg));
+                    ready.countDown();
+                    return;
+                }
+                listening = true;
+                if (!first) {
+                    wakeAll(); // a release may have been missed while reconnecting
+                }
+                first = false;
+                ready.countDown();
+                while (!closed) {
+                    PGNotification[] batch = pg.getNotifications(500);
+                    if (batch != null) {
+                        for (PGNotification n : batch) {
+                            deliver(n.getParameter());
+                        }
+                    }
+                }
+            } catch (SQLException e) {
+                listening = false;
+                if (!closed) {
+                    log.warn("lease notification listener lost its connection ({}); polling covers the gap, "
+                            + "reconnecting in {}", e.getMessage(), RECONNECT_BACKOFF);
+                }
+                ready.countDown();
+                if (!pause(RECONNECT_BACKOFF)) {
+                    return;
+                }
+            } catch (RuntimeException e) {
+                listening = false;
+                log.error("lease notification listener failed; polling covers the gap", e);
+                ready.countDown();
+                if (!pause(RECONNECT_BACKOFF)) {
+                    return;
+                }
+            }
+        }
+        listening = false;
+    }
+
+    private boolean probe(PGConnection listener) throws SQLException {
+        String payload = PROBE_PREFIX + UUID.randomUUID();
+        CountDownLatch latch = new CountDownLatch(1);
+        pendingProbe = payload;
+        probeLatch = latch;
+        try (Connection sender = dataSource.getConnection();
+             var ps = sender.prepareStatement("SELECT pg_notify(?, ?)")) {
+            sender.setAutoCommit(true);
+            ps.setString(1, channel);
+            ps.setString(2, payload);
+            ps.execute();
+        }
+        long deadline = System.nanoTime() + PROBE_TIMEOUT.toNanos();
+        while (latch.getCount() > 0 && System.nanoTime() < deadline) {
+            PGNotification[] batch = listener.getNotifications(100);
+            if (batch != null) {
+                for (PGNotification n : batch) {
+                    deliver(n.getParameter());
+                }
+            }
+        }
+        pendingProbe = null;
+        return latch.getCount() == 0;
+    }
+
+    private static String prepareHint(PGConnection pg) {
+        try {
+            return pg.getPrepareThreshold() > 0
+                    ? " Also: through a transaction-pooling PgBouncer, server-side prepared statements fail under "
+                    + "concurrency; add prepareThreshold=0 to the JDBC URL."
+                    : "";
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
+    private void deliver(String payload) {
+        if (payload == null) {
+            return;
+        }
+        String probe = pendingProbe;
+        if (payload.startsWith(PROBE_PREFIX)) {
+            if (payload.equals(probe)) {
+                probeLatch.countDown();
+            }
+            return;
+        }
+        Set<Subscription> subs = subscribers.get(payload);
+        if (subs != null) {
+            subs.forEach(Subscription::signal);
+        }
+    }
+
+    private void wakeAll() {
+        subscribers.values().forEach(set -> set.forEach(Subscription::signal));
+    }
+
+    private boolean pause(Duration d) {
+        try {
+            Thread.sleep(d.toMillis()); // reconnect backoff of a background loop, not test synchronisation
+            return !closed;
+        } catch (InterruptedException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        Thread t = thread;
+        if (t != null) {
+            t.interrupt();
+        }
+        wakeAll();
+    }
+
+    /** A waiter for releases of one lease name. */
+    final class Subscription implements AutoCloseable {
+        private final String name;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition signalled = lock.newCondition();
+        private boolean pending;
+
+        private Subscription(String name) {
+            this.name = name;
+        }
+
+        void signal() {
+            lock.lock();
+            try {
+                pending = true;
+                signalled.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /**
+         * Waits until a notification for this name arrives or {@code nanos} pass. Returns false only
+         * if the thread was interrupted (the interrupt flag is kept).
+         */
+        boolean await(long nanos) {
+            lock.lock();
+            try {
+                long left = nanos;
+                while (!pending && left > 0) {
+                    left = signalled.awaitNanos(left);
+                }
+                pending = false;
+                return true;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public void close() {
+            Set<Subscription> set = subscribers.get(name);
+            if (set != null) {
+                set.remove(this);
+            }
+        }
+    }
+}

@@ -1,0 +1,418 @@
+package dev.baton;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
+
+/**
+ * Named leases with fencing: at most one database-authorized owner per name, a generation (fencing
+ * token) that strictly increases on every change of ownership, and expiry on the database clock.
+ *
+ * <p>Acquire, renew and release are single atomic statements; renew and release match owner
+ * <em>and</em> generation, so a former owner can neither extend nor clear its successor's lease.
+ * Ownership is a row, not a session: nothing here depends on keeping a connection, so it works
+ * through PgBouncer in transaction-pooling mode.
+ *
+ * <p>A grant is never a permission. Protected writes go through {@link #fenced} or call
+ * {@link #check} inside their own transaction; a write with generation g cannot commit after g+1
+ * exists. Thread-safe.
+ */
+public final class Leases {
+    /** The shortest TTL accepted: below this, clock resolution and round trips dominate. */
+    public static final Duration MIN_TTL = Duration.ofMillis(10);
+    /** The longest TTL accepted. */
+    public static final Duration MAX_TTL = Duration.ofDays(1);
+    /** SQLSTATE of idle_in_transaction_session_timeout ending a session. */
+    private static final String IDLE_IN_TRANSACTION_TIMEOUT = "25P03";
+
+    private final DataSource dataSource;
+    private final Sql sql;
+    private final String channel;
+    private final Hooks hooks;
+    private final LongSupplier ticker;
+    private final LeaseNotifier notifier;
+
+    Leases(DataSource dataSource, String schema, Hooks hooks, LongSupplier ticker, LeaseNotifier notifier) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.sql = Sql.load("lease.sql", Identifiers.schema(schema));
+        this.channel = channel(schema);
+        this.hooks = hooks;
+        this.ticker = ticker;
+        this.notifier = notifier;
+    }
+
+    static String channel(String schema) {
+        return schema + ".lease";
+    }
+
+    // ---------------------------------------------------------------- acquire
+
+    /**
+     * Takes the lease if it is free, released or expired on the database clock; otherwise returns
+     * empty. Every success starts a new generation, also when {@code owner} held it before.
+     */
+    public Optional<LeaseGrant> tryAcquire(String name, String owner, Duration ttl) {
+        return attempt(name, owner, ttl, null).grant();
+    }
+
+    /**
+     * Like {@link #tryAcquire(String, String, Duration)} on the caller's connection, inside the caller's
+     * transaction if one is open (the grant then exists only if that transaction commits). Expiry is
+     * computed from {@code clock_timestamp()}, so a transaction opened long before does not shorten it.
+     */
+    public Optional<LeaseGrant> tryAcquire(Connection connection, String name, String owner, Duration ttl) {
+        validate(name, owner, ttl);
+        try {
+            return attemptOn(connection, name, owner, ttl, null).grant();
+        } catch (SQLException e) {
+            throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Waits up to {@code maxWait} for the lease: tries at once, then again whenever a release is
+     * notified, when the current grant is due to expire, and at least every {@code poll} (jittered).
+     * Returns empty if the wait ends without the lease.
+     */
+    public Optional<LeaseGrant> acquire(String name, String owner, Duration ttl, Duration maxWait, Duration poll) {
+        requirePositive("maxWait", maxWait, true);
+        requirePositive("poll", poll, false);
+        long deadline = ticker.getAsLong() + maxWait.toNanos();
+        try (LeaseNotifier.Subscription wake = notifier.subscribe(name)) {
+            while (true) {
+                Attempt attempt = attempt(name, owner, ttl, null);
+                if (attempt.grant().isPresent()) {
+                    return attempt.grant();
+                }
+                long left = deadline - ticker.getAsLong();
+                if (left <= 0) {
+                    return Optional.empty();
+                }
+                long wait = Math.min(left, Math.min(jitter(poll.toNanos()), attempt.expiresInNanos() + 1_000_000));
+                if (!wake.await(Math.max(wait, 1_000_000))) {
+                    // Interrupted: stop waiting, keep the flag for the caller.
+                    return Optional.empty();
+                }
+            }
+        }
+    }
+
+    /** The result of one acquisition attempt; package-private for the leadership runner. */
+    record Attempt(Optional<LeaseGrant> grant, Optional<String> holder, long expiresInNanos) {}
+
+    Attempt attempt(String name, String owner, Duration ttl, String ownerMeta) {
+        validate(name, owner, ttl);
+        try (Connection c = dataSource.getConnection()) {
+            return attemptOn(c, name, owner, ttl, ownerMeta);
+        } catch (SQLException e) {
+            throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
+        }
+    }
+
+    Attempt attemptOn(Connection c, String name, String owner, Duration ttl, String ownerMeta) throws SQLException {
+        long ttlMs = ttl.toMillis();
+        long sent = ticker.getAsLong();
+        try (PreparedStatement ps = c.prepareStatement(sql.get("acquire"))) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            ps.setLong(3, ttlMs);
+            ps.setString(4, ownerMeta);
+            ps.setLong(5, ttlMs);
+            ps.setString(6, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    // Someone else inserted the row after our snapshot; try again soon.
+                    return new Attempt(Optional.empty(), Optional.empty(), 0);
+                }
+                Instant expiresAt = instant(rs, "expires_at");
+                Instant dbNow = instant(rs, "db_now");
+                if (rs.getBoolean("acquired")) {
+                    return new Attempt(Optional.of(new LeaseGrant(name, owner, rs.getLong("generation"),
+                            instant(rs, "acquired_at"), expiresAt, ttl, sent)), Optional.of(owner), ttl.toNanos());
+                }
+                long expiresIn = Math.max(0, Duration.between(dbNow, expiresAt).toNanos());
+                return new Attempt(Optional.empty(), Optional.ofNullable(rs.getString("owner_id")), expiresIn);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- renew / release
+
+    /**
+     * Extends the grant's lease by {@code grant.ttl()} from now on the database clock. Succeeds only
+     * while the lease has not expired and still belongs to this owner and generation; a renewal never
+     * changes the generation.
+     *
+     * @throws LeaseLostException if the grant is no longer current
+     */
+    public LeaseGrant renew(LeaseGrant grant) {
+        return renew(grant, grant.ttl());
+    }
+
+    /** Renews with a new TTL. */
+    public LeaseGrant renew(LeaseGrant grant, Duration ttl) {
+        try (Connection c = dataSource.getConnection()) {
+            return renew(c, grant, ttl);
+        } catch (SQLException e) {
+            throw new BatonException("renewal of " + grant + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    LeaseGrant renew(Connection c, LeaseGrant grant, Duration ttl) throws SQLException {
+        validate(grant.name(), grant.owner(), ttl);
+        long sent = ticker.getAsLong();
+        try (PreparedStatement ps = c.prepareStatement(sql.get("renew"))) {
+            ps.setLong(1, ttl.toMillis());
+            ps.setString(2, grant.name());
+            ps.setString(3, grant.owner());
+            ps.setLong(4, grant.generation());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new LeaseLostException(grant, "cannot renew " + grant
+                            + ": the lease expired, was released or was taken over");
+                }
+                return grant.renewed(instant(rs, "expires_at"), ttl, sent);
+            }
+        }
+    }
+
+    /**
+     * Releases the lease if this grant is still its latest generation, and notifies waiting candidates
+     * so the hand-off does not wait for a poll. The row and its generation stay. Returns false when
+     * the grant was no longer the latest (someone took over; nothing was changed).
+     */
+    public boolean release(LeaseGrant grant) {
+        try (Connection c = dataSource.getConnection()) {
+            return release(c, grant);
+        } catch (SQLException e) {
+            throw new BatonException("release of " + grant + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Releases on the caller's connection (inside its transaction if one is open). */
+    public boolean release(Connection c, LeaseGrant grant) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.get("release"))) {
+            ps.setString(1, grant.name());
+            ps.setString(2, grant.owner());
+            ps.setLong(3, grant.generation());
+            ps.setString(4, channel);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- fencing
+
+    /**
+     * The fence: verifies, inside the caller's open transaction, that {@code grant} is the lease's
+     * current, unexpired grant, and locks the lease row ({@code FOR SHARE}) until that transaction
+     * ends, so no takeover can commit before it. Also bounds how long the transaction may then sit
+     * idle to the grant's TTL, so a paused writer cannot block a takeover for ever.
+     *
+     * @throws LeaseLostException    if the grant is not current (roll back: write nothing)
+     * @throws IllegalStateException if the connection is in auto-commit mode (the lock would end at once)
+     */
+    public void check(Connection transaction, LeaseGrant grant) throws SQLException {
+        if (transaction.getAutoCommit()) {
+            throw new IllegalStateException("check(connection, grant) must run inside the protected write's "
+                    + "transaction, but the connection is in auto-commit mode; call setAutoCommit(false) first "
+                    + "or use fenced(...)");
+        }
+        try (PreparedStatement ps = transaction.prepareStatement(sql.get("fence"))) {
+            ps.setString(1, Math.max(1, grant.ttl().toMillis()) + "ms");
+            ps.setString(2, grant.name());
+            ps.setString(3, grant.owner());
+            ps.setLong(4, grant.generation());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new LeaseLostException(grant, "fenced write rejected: " + grant
+                            + " is no longer the current grant (expired on the database clock, released, or taken over)");
+                }
+            }
+        }
+    }
+
+    /**
+     * Runs {@code work} in a new transaction on this Baton's data source, after {@link #check}.
+     * Commits if the work returns, rolls back if anything throws.
+     *
+     * @throws LeaseLostException      the grant is no longer current; nothing was written
+     * @throws UnknownOutcomeException the connection failed during COMMIT; the write may have committed
+     */
+    public <T> T fenced(LeaseGrant grant, FencedWork<T> work) {
+        return fenced(dataSource, grant, work);
+    }
+
+    /** Like {@link #fenced(LeaseGrant, FencedWork)} on a connection from the given data source. */
+    public <T> T fenced(DataSource dataSource, LeaseGrant grant, FencedWork<T> work) {
+        Objects.requireNonNull(grant, "grant");
+        Objects.requireNonNull(work, "work");
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try {
+                T result = runFenced(c, grant, work);
+                hooks.reach(Hooks.Points.FENCE_BEFORE_COMMIT);
+                commit(c, grant);
+                return result;
+            } catch (Throwable t) {
+                Jdbc.rollbackQuietly(c, t);
+                throw t;
+            } finally {
+                if (autoCommit && !c.isClosed()) {
+                    c.setAutoCommit(true);
+                }
+            }
+        } catch (SQLException e) {
+            throw new BatonException("fenced transaction for " + grant + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private <T> T runFenced(Connection c, LeaseGrant grant, FencedWork<T> work) throws SQLException {
+        hooks.reach(Hooks.Points.FENCE_BEFORE_CHECK);
+        check(c, grant);
+        hooks.reach(Hooks.Points.FENCE_AFTER_CHECK);
+        try {
+            return work.apply(c);
+        } catch (RuntimeException | SQLException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new BatonException("fenced work for " + grant + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static void commit(Connection c, LeaseGrant grant) throws SQLException {
+        try {
+            c.commit();
+        } catch (SQLException e) {
+            if (IDLE_IN_TRANSACTION_TIMEOUT.equals(e.getSQLState())) {
+                // The server ended the session before COMMIT arrived: definitely rolled back.
+                throw new LeaseLostException(grant, "fenced write for " + grant + " rolled back: the transaction sat "
+                        + "idle longer than the grant's TTL (" + grant.ttl() + ") holding the fence, and the server "
+                        + "ended it so that a takeover is not blocked; nothing was written");
+            }
+            if (Jdbc.isConnectionFailure(e)) {
+                throw new UnknownOutcomeException("the connection failed during COMMIT of a fenced write for " + grant
+                        + "; it may or may not have committed. Retry with the same idempotency key or read back "
+                        + "to find out (" + e.getMessage() + ")", e);
+            }
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- inspection
+
+    /** The lease as the database sees it now, or empty if it was never acquired. */
+    public Optional<LeaseInfo> inspect(String name) {
+        Identifiers.name("lease name", name);
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(sql.get("inspect"))) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(info(rs)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new BatonException("inspect of lease '" + name + "' failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Every lease, by name. */
+    public List<LeaseInfo> list() {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(sql.get("list"));
+             ResultSet rs = ps.executeQuery()) {
+            List<LeaseInfo> out = new ArrayList<>();
+            while (rs.next()) {
+                out.add(info(rs));
+            }
+            return out;
+        } catch (SQLException e) {
+            throw new BatonException("listing leases failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The latest {@code limit} generations of a lease, newest first. */
+    public List<LeaseHistoryEntry> history(String name, int limit) {
+        Identifiers.name("lease name", name);
+        if (limit < 1 || limit > 10_000) {
+            throw new IllegalArgumentException("limit must be 1 to 10000, but was " + limit);
+        }
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement(sql.get("history"))) {
+            ps.setString(1, name);
+            ps.setInt(2, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                List<LeaseHistoryEntry> out = new ArrayList<>();
+                while (rs.next()) {
+                    out.add(new LeaseHistoryEntry(rs.getString("name"), rs.getLong("generation"),
+                            rs.getString("owner_id"), instant(rs, "acquired_at"),
+                            Optional.ofNullable(instantOrNull(rs, "ended_at")),
+                            Optional.ofNullable(rs.getString("end_reason"))));
+                }
+                return out;
+            }
+        } catch (SQLException e) {
+            throw new BatonException("history of lease '" + name + "' failed: " + e.getMessage(), e);
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static LeaseInfo info(ResultSet rs) throws SQLException {
+        return new LeaseInfo(rs.getString("name"), Optional.ofNullable(rs.getString("owner_id")),
+                rs.getLong("generation"), instant(rs, "acquired_at"), instant(rs, "renewed_at"),
+                instant(rs, "expires_at"), Optional.ofNullable(rs.getString("owner_meta")), instant(rs, "db_now"));
+    }
+
+    static Instant instant(ResultSet rs, String column) throws SQLException {
+        Instant i = instantOrNull(rs, column);
+        if (i == null) {
+            throw new SQLException("column " + column + " is unexpectedly null");
+        }
+        return i;
+    }
+
+    static Instant instantOrNull(ResultSet rs, String column) throws SQLException {
+        Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
+    }
+
+    static void validate(String name, String owner, Duration ttl) {
+        Identifiers.name("lease name", name);
+        Identifiers.name("owner id", owner);
+        if (ttl == null) {
+            throw new IllegalArgumentException("lease ttl must be set, but was null");
+        }
+        if (ttl.compareTo(MIN_TTL) < 0 || ttl.compareTo(MAX_TTL) > 0) {
+            throw new IllegalArgumentException("lease ttl must be between " + MIN_TTL + " and " + MAX_TTL
+                    + ", but was " + ttl);
+        }
+    }
+
+    static void requirePositive(String what, Duration d, boolean zeroAllowed) {
+        if (d == null) {
+            throw new IllegalArgumentException(what + " must be set, but was null");
+        }
+        if (d.isNegative() || (!zeroAllowed && d.isZero())) {
+            throw new IllegalArgumentException(what + " must be " + (zeroAllowed ? "zero or positive" : "positive")
+                    + ", but was " + d);
+        }
+    }
+
+    /** A duration with ±20% random variance, so candidates do not poll in lock-step. */
+    static long jitter(long nanos) {
+        return (long) (nanos * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
+    }
+}

@@ -1,0 +1,19 @@
+package dev.baton;
+
+/** The state a Baton node records for itself. */
+public enum NodeState {
+    /** Running normally. */
+    ACTIVE,
+    /** Shutting down gracefully: taking no new work, finishing what it has. */
+    DRAINING,
+    /** Shut down cleanly. */
+    STOPPED;
+
+    String dbValue() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    static NodeState fromDb(String s) {
+        return valueOf(s.toUpperCase(java.util.Locale.ROOT));
+    }
+}

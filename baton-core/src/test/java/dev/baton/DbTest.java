@@ -1,0 +1,128 @@
+package dev.baton;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.testkit.BatonPostgres;
+import dev.baton.testkit.PausePoints;
+import dev.baton.testkit.TestTimeouts;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Base of the tests that need PostgreSQL: one shared server per JVM (embedded, or BATON_JDBC_URL),
+ * a fresh migrated schema per test, a small pool, pause points, and helpers for the fenced ledger.
+ */
+abstract class DbTest {
+    @RegisterExtension
+    static final BatonPostgres PG = new BatonPostgres();
+
+    /** Timeouts for awaiting outcomes; scaled by -Dbaton.test.timeoutScale on slow machines. */
+    static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(20));
+
+    protected String schema;
+    protected HikariDataSource pool;
+    protected PausePoints points;
+    protected Leases leases;
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+
+    @BeforeEach
+    void setUpSchema() {
+        schema = PG.freshSchemaName();
+        pool = PG.newPool(getClass().getSimpleName(), 12);
+        points = new PausePoints();
+        Baton.migrate(pool, schema);
+        leases = new Leases(pool, schema, points::reach, System::nanoTime, LeaseNotifier.polling());
+    }
+
+    @AfterEach
+    void tearDown() {
+        points.releaseAll();
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            Jdbc.closeQuietly(closeables.get(i));
+        }
+        pool.close();
+        PG.dropSchema(schema);
+    }
+
+    /** Closes {@code c} after the test, in reverse order of registration. */
+    protected <T extends AutoCloseable> T closeLater(T c) {
+        closeables.add(c);
+        return c;
+    }
+
+    /** A Baton node on this test's schema with its own pool, closed after the test. */
+    protected Baton node(String id) {
+        return node(id, pool, System::nanoTime);
+    }
+
+    protected Baton node(String id, javax.sql.DataSource ds, LongSupplier ticker) {
+        return closeLater(Baton.builder(ds).schema(schema).nodeId(id).nodeHeartbeat(Duration.ofMillis(200))
+                .testHooks(points::reach).ticker(ticker).build()).start();
+    }
+
+    /** Short timings for tests: L = 1 s, R = 200 ms (L/2 = 500 ms > 2R = 400 ms). */
+    protected static LeadershipConfig fastLeadership() {
+        return LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1)).renewInterval(Duration.ofMillis(200))
+                .pollInterval(Duration.ofMillis(100)).stopTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    /** Creates {@code <schema>.ledger}, the table of protected writes the tests fence. */
+    protected void createLedger() throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            Jdbc.execute(c, "CREATE TABLE " + schema + ".ledger (seq bigserial PRIMARY KEY, lease_name text NOT NULL, "
+                    + "generation bigint NOT NULL, owner_id text NOT NULL, idempotency_key text UNIQUE)");
+        }
+    }
+
+    /** Inserts one ledger row for {@code grant} on the given (fenced) transaction; returns its seq. */
+    protected long insertLedger(Connection tx, LeaseGrant grant) throws SQLException {
+        return insertLedger(tx, grant, null);
+    }
+
+    protected long insertLedger(Connection tx, LeaseGrant grant, String key) throws SQLException {
+        try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + schema + ".ledger "
+                + "(lease_name, generation, owner_id, idempotency_key) VALUES (?, ?, ?, ?) "
+                + "ON CONFLICT (idempotency_key) DO NOTHING RETURNING seq")) {
+            ps.setString(1, grant.name());
+            ps.setLong(2, grant.generation());
+            ps.setString(3, grant.owner());
+            ps.setString(4, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : -1;
+            }
+        }
+    }
+
+    protected long count(String sql) throws SQLException {
+        try (Connection c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** Ledger rows as (seq, generation, owner), in seq order. */
+    protected List<long[]> ledgerGenerations() throws SQLException {
+        List<long[]> out = new ArrayList<>();
+        try (Connection c = pool.getConnection();
+             ResultSet rs = c.createStatement().executeQuery("SELECT seq, generation FROM " + schema + ".ledger ORDER BY seq")) {
+            while (rs.next()) {
+                out.add(new long[] {rs.getLong(1), rs.getLong(2)});
+            }
+        }
+        return out;
+    }
+
+    /** Waits (polling the database clock, not sleeping blindly) until the lease has expired. */
+    protected void awaitExpired(String name) {
+        org.awaitility.Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
+                .until(() -> leases.inspect(name).map(i -> !i.held()).orElse(true));
+    }
+}

@@ -1,0 +1,111 @@
+package dev.baton;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class SchemaMigratorTest extends DbTest {
+
+    @Test
+    void manyInstancesMigratingAtOnceApplyEachScriptOnce() throws Exception {
+        String fresh = PG.freshSchemaName();
+        int instances = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(instances);
+        try {
+            CyclicBarrier start = new CyclicBarrier(instances);
+            List<Future<MigrationResult>> results = new ArrayList<>();
+            for (int i = 0; i < instances; i++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    return Baton.migrate(this.pool, fresh);
+                }));
+            }
+            int applied = 0;
+            for (Future<MigrationResult> f : results) {
+                MigrationResult r = f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                assertThat(r.to()).isEqualTo(Baton.schemaVersion());
+                applied += r.applied().size();
+            }
+            assertThat(applied).as("each script applied once in total").isEqualTo(Baton.schemaVersion());
+            assertThat(count("SELECT count(*) FROM " + fresh + ".schema_version")).isEqualTo(Baton.schemaVersion());
+        } finally {
+            pool.shutdownNow();
+            PG.dropSchema(fresh);
+        }
+    }
+
+    @Test
+    void instanceRefusesSchemaNewerThanItUnderstands() throws Exception {
+        try (Connection c = pool.getConnection()) {
+            Jdbc.execute(c, "INSERT INTO " + schema + ".schema_version (version, script) VALUES (99, 'V99__future.sql')");
+        }
+        assertThatThrownBy(() -> Baton.migrate(pool, schema)).isInstanceOf(SchemaVersionException.class)
+                .hasMessageContaining("is at version 99, newer than this Baton understands (up to "
+                        + Baton.schemaVersion() + ")");
+        Baton b = Baton.builder(pool).schema(schema).migrateOnStart(false).build();
+        assertThatThrownBy(b::start).isInstanceOf(SchemaVersionException.class).hasMessageContaining("Refusing to start");
+        assertThat(count("SELECT count(*) FROM " + schema + ".node")).as("nothing registered").isZero();
+    }
+
+    @Test
+    void verifyOnlyStartRefusesUnmigratedSchema() {
+        String fresh = PG.freshSchemaName();
+        Baton b = Baton.builder(pool).schema(fresh).migrateOnStart(false).build();
+        assertThatThrownBy(b::start).isInstanceOf(SchemaVersionException.class)
+                .hasMessageContaining("is at version 0 but this Baton needs version " + Baton.schemaVersion());
+    }
+
+    /**
+     * A role that is not a superuser and cannot create schemas in the database, but owns the Baton
+     * schema, can migrate and run. Runs as that role through SET ROLE on each pooled connection,
+     * which needs session state: not through a transaction pooler.
+     */
+    @Test
+    void nonSuperuserOwningTheSchemaCanMigrate() throws Exception {
+        assumeFalse(PG.pooled(), "SET ROLE per connection is session state, lost under transaction pooling");
+        String fresh = PG.freshSchemaName();
+        String role = fresh + "_app";
+        try (Connection c = pool.getConnection()) {
+            Jdbc.execute(c, "CREATE ROLE " + role + " NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE");
+            Jdbc.execute(c, "REVOKE CREATE ON DATABASE " + c.getCatalog() + " FROM PUBLIC");
+            Jdbc.execute(c, "CREATE SCHEMA " + fresh + " AUTHORIZATION " + role);
+        }
+        HikariConfig cfg = new HikariConfig();
+        cfg.setJdbcUrl(PG.jdbcUrl());
+        cfg.setConnectionInitSql("SET ROLE " + role);
+        cfg.setMaximumPoolSize(4);
+        try (HikariDataSource asApp = new HikariDataSource(cfg)) {
+            MigrationResult r = Baton.migrate(asApp, fresh);
+            assertThat(r.applied()).isNotEmpty();
+            try (Baton baton = Baton.builder(asApp).schema(fresh).nodeId("app-node").build().start()) {
+                assertThat(baton.leases().tryAcquire("x", "app-node", java.time.Duration.ofSeconds(1))).isPresent();
+            }
+            assertThatThrownBy(() -> Baton.migrate(asApp, PG.freshSchemaName()))
+                    .hasMessageContaining("permission denied");
+        } finally {
+            PG.dropSchema(fresh);
+            try (Connection c = pool.getConnection()) {
+                Jdbc.execute(c, "GRANT CREATE ON DATABASE " + c.getCatalog() + " TO PUBLIC");
+                Jdbc.execute(c, "DROP ROLE " + role);
+            }
+        }
+    }
+
+    @Test
+    void shippedSqlFilesUseOnlyTheSchemaPlaceholder() {
+        String sql = Sql.resource("schema/" + SchemaMigrator.SCRIPTS.get(0));
+        assertThat(sql).contains("${schema}.lease").doesNotContain("baton.");
+    }
+}
