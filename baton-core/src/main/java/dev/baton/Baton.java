@@ -1,7 +1,9 @@
 package dev.baton;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
@@ -44,10 +46,14 @@ public final class Baton implements AutoCloseable {
     private final boolean migrateOnStart;
     private final Hooks hooks;
     private final LongSupplier ticker;
-    private final LeaseNotifier notifier;
+    private final Notifier notifier;
     private final Leases leases;
     private final Nodes nodes;
     private final NodeRegistrar registrar;
+    private final JobStore jobStore;
+    private final Jobs jobs;
+    private final Worker worker;
+    private final Leadership maintenance;
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
     private volatile boolean started;
     private volatile boolean closed;
@@ -61,10 +67,26 @@ public final class Baton implements AutoCloseable {
         this.hooks = b.hooks;
         this.ticker = b.ticker;
         DataSource listen = b.listenDataSource != null ? b.listenDataSource : coordination;
-        this.notifier = new LeaseNotifier(listen, schema, b.notifications);
+        this.notifier = new Notifier(listen, schema, b.notifications);
         this.leases = new Leases(dataSource, schema, hooks, ticker, notifier);
         this.nodes = new Nodes(dataSource, schema, leases);
         this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat);
+        this.jobStore = new JobStore(schema);
+        int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
+        this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload);
+        if (b.worker != null) {
+            this.worker = new Worker(dataSource, coordination, jobStore, b.handlers, b.worker, nodeId, b.codec, notifier,
+                    hooks, ticker);
+            this.maintenance = leadership(JobMaintenance.LEASE, b.maintenance,
+                    new JobMaintenance(dataSource, jobStore, b.worker, nodeId));
+        } else {
+            if (!b.handlers.isEmpty()) {
+                throw new IllegalArgumentException("job handlers " + b.handlers.keySet() + " were registered but no "
+                        + "worker is configured; add .worker(WorkerConfig.builder().queue(\"default\", 10).build())");
+            }
+            this.worker = null;
+            this.maintenance = null;
+        }
     }
 
     public static Builder builder(DataSource dataSource) {
@@ -108,6 +130,10 @@ public final class Baton implements AutoCloseable {
         }
         registrar.start();
         notifier.start();
+        if (worker != null) {
+            worker.start();
+            maintenance.start();
+        }
         started = true;
         log.info("Baton node '{}' started on schema '{}' (notifications: {})", nodeId, schema,
                 notifier.listening() ? "LISTEN" : "polling");
@@ -117,6 +143,11 @@ public final class Baton implements AutoCloseable {
     /** The leases of this Baton's schema. */
     public Leases leases() {
         return leases;
+    }
+
+    /** Durable jobs: enqueue, inspect, cancel, retry, pause queues. Usable without a worker. */
+    public Jobs jobs() {
+        return jobs;
     }
 
     /** The node registry and the ownership view. */
@@ -151,8 +182,14 @@ public final class Baton implements AutoCloseable {
         return l;
     }
 
-    /** Records this node as draining (visible to operators); leadership and leases are unaffected. */
+    /**
+     * Starts a graceful shutdown: this node claims no new jobs (running ones go on) and is recorded as
+     * draining, visible to operators. Leadership is unaffected until {@link #close()}.
+     */
     public void drain() {
+        if (worker != null) {
+            worker.stopClaiming();
+        }
         registrar.setState(NodeState.DRAINING);
     }
 
@@ -165,6 +202,9 @@ public final class Baton implements AutoCloseable {
         closed = true;
         if (started) {
             registrar.setState(NodeState.DRAINING);
+        }
+        if (worker != null) {
+            worker.stop();
         }
         leaderships.forEach(Leadership::stop);
         notifier.close();
@@ -187,6 +227,10 @@ public final class Baton implements AutoCloseable {
         private Duration nodeHeartbeat = DEFAULT_NODE_HEARTBEAT;
         private Hooks hooks = Hooks.NONE;
         private LongSupplier ticker = System::nanoTime;
+        private WorkerConfig worker;
+        private PayloadCodec codec = PayloadCodec.jackson();
+        private final Map<String, Worker.Registration<?>> handlers = new LinkedHashMap<>();
+        private LeadershipConfig maintenance = LeadershipConfig.defaults();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -253,6 +297,42 @@ public final class Baton implements AutoCloseable {
         /** The monotonic clock (nanoseconds); tests only. */
         Builder ticker(LongSupplier ticker) {
             this.ticker = Objects.requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        /** Work jobs on this node: which queues, how many at once, and the timing (validated). */
+        public Builder worker(WorkerConfig worker) {
+            this.worker = Objects.requireNonNull(worker, "worker");
+            return this;
+        }
+
+        /** How payloads are encoded; default Jackson. */
+        public Builder codec(PayloadCodec codec) {
+            this.codec = Objects.requireNonNull(codec, "codec");
+            return this;
+        }
+
+        /** Handles jobs of {@code kind} with payloads decoded as {@code type}, retried with the default backoff. */
+        public <T> Builder handle(String kind, Class<T> type, JobHandler<T> handler) {
+            return handle(kind, type, handler, RetryPolicy.DEFAULT);
+        }
+
+        /** Handles jobs of {@code kind}, retried with {@code retry} between attempts. */
+        public <T> Builder handle(String kind, Class<T> type, JobHandler<T> handler, RetryPolicy retry) {
+            Identifiers.name("job kind", kind);
+            Objects.requireNonNull(type, "type");
+            Objects.requireNonNull(handler, "handler");
+            Objects.requireNonNull(retry, "retry");
+            if (handlers.containsKey(kind)) {
+                throw new IllegalArgumentException("a handler for job kind '" + kind + "' is already registered");
+            }
+            handlers.put(kind, new Worker.Registration<>(kind, type, handler, retry));
+            return this;
+        }
+
+        /** Timing of the lease under which one node runs job maintenance (rescue, prune). */
+        public Builder maintenance(LeadershipConfig config) {
+            this.maintenance = Objects.requireNonNull(config, "maintenance");
             return this;
         }
 

@@ -24,6 +24,17 @@ public interface Hooks {
         /** In the leadership runner's task, before the leader task is invoked. */
         public static final String TASK_BEFORE_RUN = "leadership.task.beforeRun";
 
+        /** In the worker: after a claim, before the claimed jobs' handlers may run. */
+        public static final String JOB_CLAIMED = "job.claimed";
+        /** In the worker: on the handler's thread, before the handler is invoked. */
+        public static final String JOB_BEFORE_HANDLER = "job.beforeHandler";
+        /** In the worker: before a batched heartbeat is sent. */
+        public static final String JOB_HEARTBEAT_BEFORE_SEND = "job.heartbeat.beforeSend";
+        /** In a job's completion transaction: after the handler's work and the completion, before COMMIT. */
+        public static final String JOB_TX_BEFORE_COMMIT = "job.transaction.beforeCommit";
+        /** In the worker: after a batch of outcomes was recorded. */
+        public static final String JOB_OUTCOMES_RECORDED = "job.outcomesRecorded";
+
         private Points() {}
     }
 }

@@ -3,7 +3,6 @@ package dev.baton;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 
 /** Small JDBC helpers shared by Baton's services. */
 final class Jdbc {
@@ -55,7 +54,18 @@ final class Jdbc {
         }
     }
 
-    static long millis(Duration d) {
-        return d.toMillis();
+    /**
+     * Bounds a statement on the server side too (PgJDBC sends a cancel request when it expires), so a
+     * statement the caller has given up on does not run on later, e.g. once a lock it waits for frees.
+     */
+    static void queryTimeout(Statement s, long millis) throws SQLException {
+        if (millis <= 0) {
+            return;
+        }
+        if (s.isWrapperFor(org.postgresql.jdbc.PgStatement.class)) {
+            s.unwrap(org.postgresql.jdbc.PgStatement.class).setQueryTimeoutMs(millis);
+        } else {
+            s.setQueryTimeout((int) Math.max(1, (millis + 999) / 1000));
+        }
     }
 }

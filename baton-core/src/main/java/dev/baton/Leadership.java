@@ -5,12 +5,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
@@ -42,7 +37,7 @@ public final class Leadership implements AutoCloseable {
     private final Leases leases;
     private final DataSource coordination;
     private final DataSource writes;
-    private final LeaseNotifier notifier;
+    private final Notifier notifier;
     private final String name;
     private final String owner;
     private final LeadershipConfig config;
@@ -58,13 +53,12 @@ public final class Leadership implements AutoCloseable {
     private volatile Thread control;
     private volatile LeaseGrant current;
     private volatile Term term;
+    private volatile Notifier.Subscription wakeup;
 
-    /** Runs the bounded coordination calls; replaced when a call has to be abandoned. */
-    private ExecutorService caller;
-    /** The runner's own connection for acquire and renew, used only on the caller thread. */
-    private volatile Connection connection;
+    /** Acquire, renew and release: bounded calls on the runner's own connection. */
+    private BoundedCalls calls;
 
-    Leadership(Leases leases, DataSource coordination, DataSource writes, LeaseNotifier notifier, String name,
+    Leadership(Leases leases, DataSource coordination, DataSource writes, Notifier notifier, String name,
                String owner, LeadershipConfig config, LeaderTask task, LeadershipListener listener, Hooks hooks,
                LongSupplier ticker) {
         this.leases = leases;
@@ -88,7 +82,7 @@ public final class Leadership implements AutoCloseable {
                 return this;
             }
             started = true;
-            caller = newCaller();
+            calls = new BoundedCalls(coordination, "baton-lease-calls-" + name);
             Thread t = new Thread(this::campaign, "baton-leadership-" + name);
             t.setDaemon(true);
             control = t;
@@ -115,6 +109,10 @@ public final class Leadership implements AutoCloseable {
             } else {
                 stopping = true;
                 events.signalAll();
+                Notifier.Subscription wake = wakeup;
+                if (wake != null) {
+                    wake.signal();
+                }
             }
             t = control;
         } finally {
@@ -156,13 +154,14 @@ public final class Leadership implements AutoCloseable {
     // ---------------------------------------------------------------- control loop
 
     private void campaign() {
-        try (LeaseNotifier.Subscription wake = notifier.subscribe(name)) {
+        try (Notifier.Subscription wake = notifier.subscribe(leases.notifyChannel(), name)) {
+            wakeup = wake;
             while (!stopping) {
                 long wait;
                 try {
-                    Leases.Attempt attempt = bounded(
-                            () -> leases.attemptOn(connection(), name, owner, config.leaseTtl(), null),
-                            config.renewInterval().toNanos());
+                    long bound = config.renewInterval().toNanos();
+                    Leases.Attempt attempt = calls.call(c -> leases.attemptOn(c, name, owner,
+                            config.leaseTtl(), null, bound / 1_000_000), bound);
                     if (attempt.grant().isPresent()) {
                         lead(attempt.grant().get());
                         continue;
@@ -182,7 +181,7 @@ public final class Leadership implements AutoCloseable {
             log.error("leadership runner for '{}' died; no longer campaigning", name, e);
             throw e;
         } finally {
-            shutdownCaller();
+            calls.close();
         }
     }
 
@@ -223,8 +222,8 @@ public final class Leadership implements AutoCloseable {
             }
             try {
                 LeaseGrant held = current;
-                current = bounded(() -> leases.renew(connection(), held, config.leaseTtl()),
-                        Math.min(renewInterval, deadline - send));
+                long bound = Math.min(renewInterval, deadline - send);
+                current = calls.call(c -> leases.renew(c, held, config.leaseTtl(), bound / 1_000_000), bound);
                 nextRenew = send + renewInterval;
             } catch (LeaseLostException e) {
                 reason = RevocationReason.LOST;
@@ -270,7 +269,7 @@ public final class Leadership implements AutoCloseable {
     private void release(LeaseGrant grant) {
         for (int attempt = 1; attempt <= 3; attempt++) {
             try {
-                boolean released = bounded(() -> leases.release(connection(), grant), config.renewInterval().toNanos());
+                boolean released = calls.call(c -> leases.release(c, grant), config.renewInterval().toNanos());
                 log.debug("release of '{}' generation {}: {}", name, grant.generation(), released ? "released" : "no longer ours");
                 return;
             } catch (TimeoutException | RuntimeException | SQLException e) {
@@ -308,99 +307,6 @@ public final class Leadership implements AutoCloseable {
             r.run();
         } catch (RuntimeException e) {
             log.warn("leadership listener threw; ignored", e);
-        }
-    }
-
-    // ---------------------------------------------------------------- bounded calls
-
-    private interface SqlCall<T> {
-        T call() throws SQLException;
-    }
-
-    /**
-     * Runs {@code call} on the caller thread and waits at most {@code nanos}. On time-out the runner's
-     * connection is aborted (closing its socket, so a black-holed call does not linger) and the caller
-     * thread is replaced; the next call opens a fresh connection.
-     */
-    private <T> T bounded(SqlCall<T> call, long nanos) throws TimeoutException, SQLException {
-        Future<T> f = caller.submit((Callable<T>) () -> {
-            try {
-                return call.call();
-            } catch (SQLException e) {
-                if (Jdbc.isConnectionFailure(e)) {
-                    dropConnection();
-                }
-                throw e;
-            }
-        });
-        try {
-            return f.get(Math.max(nanos, 1), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            f.cancel(true);
-            abortConnection();
-            shutdownCaller();
-            caller = newCaller();
-            throw e;
-        } catch (InterruptedException e) {
-            f.cancel(true);
-            stopping = true;
-            Thread.currentThread().interrupt();
-            throw new TimeoutException("interrupted");
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof SQLException s) {
-                throw s;
-            }
-            if (cause instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new BatonException("coordination call failed", cause);
-        }
-    }
-
-    private Connection connection() throws SQLException {
-        Connection c = connection;
-        if (c == null || c.isClosed()) {
-            c = coordination.getConnection();
-            c.setAutoCommit(true);
-            connection = c;
-        }
-        return c;
-    }
-
-    private void dropConnection() {
-        Connection c = connection;
-        connection = null;
-        Jdbc.closeQuietly(c);
-    }
-
-    private void abortConnection() {
-        Connection c = connection;
-        connection = null;
-        if (c != null) {
-            try {
-                c.abort(Runnable::run);
-            } catch (SQLException | RuntimeException e) {
-                Jdbc.closeQuietly(c);
-            }
-        }
-    }
-
-    private ExecutorService newCaller() {
-        return Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "baton-lease-calls-" + name);
-            t.setDaemon(true);
-            return t;
-        });
-    }
-
-    private void shutdownCaller() {
-        ExecutorService c = caller;
-        if (c != null) {
-            c.shutdownNow();
-        }
-        if (stopping) {
-            dropConnection();
         }
     }
 

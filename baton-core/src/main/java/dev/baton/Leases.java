@@ -41,9 +41,9 @@ public final class Leases {
     private final String channel;
     private final Hooks hooks;
     private final LongSupplier ticker;
-    private final LeaseNotifier notifier;
+    private final Notifier notifier;
 
-    Leases(DataSource dataSource, String schema, Hooks hooks, LongSupplier ticker, LeaseNotifier notifier) {
+    Leases(DataSource dataSource, String schema, Hooks hooks, LongSupplier ticker, Notifier notifier) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.sql = Sql.load("lease.sql", Identifiers.schema(schema));
         this.channel = channel(schema);
@@ -54,6 +54,10 @@ public final class Leases {
 
     static String channel(String schema) {
         return schema + ".lease";
+    }
+
+    String notifyChannel() {
+        return channel;
     }
 
     // ---------------------------------------------------------------- acquire
@@ -74,7 +78,7 @@ public final class Leases {
     public Optional<LeaseGrant> tryAcquire(Connection connection, String name, String owner, Duration ttl) {
         validate(name, owner, ttl);
         try {
-            return attemptOn(connection, name, owner, ttl, null).grant();
+            return attemptOn(connection, name, owner, ttl, null, 0).grant();
         } catch (SQLException e) {
             throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
         }
@@ -89,7 +93,7 @@ public final class Leases {
         requirePositive("maxWait", maxWait, true);
         requirePositive("poll", poll, false);
         long deadline = ticker.getAsLong() + maxWait.toNanos();
-        try (LeaseNotifier.Subscription wake = notifier.subscribe(name)) {
+        try (Notifier.Subscription wake = notifier.subscribe(channel, name)) {
             while (true) {
                 Attempt attempt = attempt(name, owner, ttl, null);
                 if (attempt.grant().isPresent()) {
@@ -114,16 +118,18 @@ public final class Leases {
     Attempt attempt(String name, String owner, Duration ttl, String ownerMeta) {
         validate(name, owner, ttl);
         try (Connection c = dataSource.getConnection()) {
-            return attemptOn(c, name, owner, ttl, ownerMeta);
+            return attemptOn(c, name, owner, ttl, ownerMeta, 0);
         } catch (SQLException e) {
             throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
         }
     }
 
-    Attempt attemptOn(Connection c, String name, String owner, Duration ttl, String ownerMeta) throws SQLException {
+    Attempt attemptOn(Connection c, String name, String owner, Duration ttl, String ownerMeta, long timeoutMs)
+            throws SQLException {
         long ttlMs = ttl.toMillis();
         long sent = ticker.getAsLong();
         try (PreparedStatement ps = c.prepareStatement(sql.get("acquire"))) {
+            Jdbc.queryTimeout(ps, timeoutMs);
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.setLong(3, ttlMs);
@@ -163,16 +169,27 @@ public final class Leases {
     /** Renews with a new TTL. */
     public LeaseGrant renew(LeaseGrant grant, Duration ttl) {
         try (Connection c = dataSource.getConnection()) {
-            return renew(c, grant, ttl);
+            return renew(c, grant, ttl, 0);
         } catch (SQLException e) {
             throw new BatonException("renewal of " + grant + " failed: " + e.getMessage(), e);
         }
     }
 
-    LeaseGrant renew(Connection c, LeaseGrant grant, Duration ttl) throws SQLException {
+    /**
+     * Renews on the caller's connection (inside its transaction if one is open). Expiry is computed
+     * from {@code clock_timestamp()}, so a transaction opened long before does not shorten it.
+     *
+     * @throws LeaseLostException if the grant is no longer current
+     */
+    public LeaseGrant renew(Connection c, LeaseGrant grant, Duration ttl) throws SQLException {
+        return renew(c, grant, ttl, 0);
+    }
+
+    LeaseGrant renew(Connection c, LeaseGrant grant, Duration ttl, long timeoutMs) throws SQLException {
         validate(grant.name(), grant.owner(), ttl);
         long sent = ticker.getAsLong();
         try (PreparedStatement ps = c.prepareStatement(sql.get("renew"))) {
+            Jdbc.queryTimeout(ps, timeoutMs);
             ps.setLong(1, ttl.toMillis());
             ps.setString(2, grant.name());
             ps.setString(3, grant.owner());

@@ -39,7 +39,7 @@ abstract class DbTest {
         pool = PG.newPool(getClass().getSimpleName(), 12);
         points = new PausePoints();
         Baton.migrate(pool, schema);
-        leases = new Leases(pool, schema, points::reach, System::nanoTime, LeaseNotifier.polling());
+        leases = new Leases(pool, schema, points::reach, System::nanoTime, Notifier.polling());
     }
 
     @AfterEach

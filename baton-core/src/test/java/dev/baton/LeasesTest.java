@@ -75,7 +75,7 @@ class LeasesTest extends DbTest {
         int rounds = 20;
         HistoryRecorder history = new HistoryRecorder();
         var bigPool = closeLater(PG.newPool("l01", racers));
-        Leases racing = new Leases(bigPool, schema, Hooks.NONE, System::nanoTime, LeaseNotifier.polling());
+        Leases racing = new Leases(bigPool, schema, Hooks.NONE, System::nanoTime, Notifier.polling());
         // Warm up all connections so each racer has its own.
         List<Connection> conns = new ArrayList<>();
         for (int i = 0; i < racers; i++) {

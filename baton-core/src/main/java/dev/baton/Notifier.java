@@ -3,6 +3,7 @@ package dev.baton;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -19,20 +20,22 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Delivers lease-release notifications to waiting candidates. One dedicated connection per Baton
- * instance runs LISTEN; if it cannot (mode POLL, a failed probe, a lost connection), subscribers are
- * simply never woken early and fall back to their jittered polling, which is always running.
- * Notifications are an optimisation of hand-off time, never part of safety.
+ * Delivers notifications (lease released, jobs enqueued) to waiting threads. One dedicated
+ * connection per Baton instance runs LISTEN on the schema's channels; if it cannot (mode POLL, a
+ * failed probe, a lost connection), subscribers are simply never woken early and fall back to their
+ * jittered polling, which is always running. Notifications are an optimisation of hand-off and
+ * pick-up latency, never part of safety.
  */
-final class LeaseNotifier implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(LeaseNotifier.class);
+final class Notifier implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Notifier.class);
     /** Lease names cannot hold control characters, so this payload never collides with one. */
     private static final String PROBE_PREFIX = "\u0001probe:";
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
     private static final Duration RECONNECT_BACKOFF = Duration.ofSeconds(2);
 
     private final DataSource dataSource;
-    private final String channel;
+    private final String probeChannel;
+    private final List<String> channels;
     private final NotificationMode mode;
     private final Map<String, Set<Subscription>> subscribers = new ConcurrentHashMap<>();
     private volatile boolean listening;
@@ -41,15 +44,16 @@ final class LeaseNotifier implements AutoCloseable {
     private volatile String pendingProbe;
     private volatile CountDownLatch probeLatch;
 
-    LeaseNotifier(DataSource dataSource, String schema, NotificationMode mode) {
+    Notifier(DataSource dataSource, String schema, NotificationMode mode) {
         this.dataSource = dataSource;
-        this.channel = Leases.channel(schema);
+        this.probeChannel = Leases.channel(schema);
+        this.channels = List.of(Leases.channel(schema), JobStore.channel(schema));
         this.mode = mode;
     }
 
     /** A notifier that never listens (for {@link Leases} used without a started Baton). */
-    static LeaseNotifier polling() {
-        return new LeaseNotifier(null, "none", NotificationMode.POLL);
+    static Notifier polling() {
+        return new Notifier(null, "none", NotificationMode.POLL);
     }
 
     /** Starts listening (unless mode is POLL). Returns once LISTEN is active and probed, or fell back. */
@@ -74,9 +78,10 @@ final class LeaseNotifier implements AutoCloseable {
         return listening;
     }
 
-    Subscription subscribe(String leaseName) {
-        Subscription s = new Subscription(leaseName);
-        subscribers.computeIfAbsent(leaseName, k -> new CopyOnWriteArraySet<>()).add(s);
+    /** Wakes the returned subscription whenever {@code key} is notified on {@code channel}. */
+    Subscription subscribe(String channel, String key) {
+        Subscription s = new Subscription(channel + '\u0000' + key);
+        subscribers.computeIfAbsent(s.key, k -> new CopyOnWriteArraySet<>()).add(s);
         return s;
     }
 
@@ -85,13 +90,15 @@ final class LeaseNotifier implements AutoCloseable {
         while (!closed) {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(true);
-                Jdbc.execute(c, "LISTEN \"" + channel + "\"");
+                for (String channel : channels) {
+                    Jdbc.execute(c, "LISTEN \"" + channel + "\"");
+                }
                 PGConnection pg = c.unwrap(PGConnection.class);
                 if (mode == NotificationMode.AUTO && !probe(pg)) {
                     log.warn("LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
                             + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back to "
                             + "polling; hand-off after a release waits for the next poll. Configure a direct "
-                            + "listenDataSource to get notifications.{}", channel, PROBE_TIMEOUT, prepareHint(pg));
+                            + "listenDataSource to get notifications.{}", probeChannel, PROBE_TIMEOUT, prepareHint(pg));
                     ready.countDown();
                     return;
                 }
@@ -105,7 +112,7 @@ final class LeaseNotifier implements AutoCloseable {
                     PGNotification[] batch = pg.getNotifications(500);
                     if (batch != null) {
                         for (PGNotification n : batch) {
-                            deliver(n.getParameter());
+                            deliver(n.getName(), n.getParameter());
                         }
                     }
                 }
@@ -139,7 +146,7 @@ final class LeaseNotifier implements AutoCloseable {
         try (Connection sender = dataSource.getConnection();
              var ps = sender.prepareStatement("SELECT pg_notify(?, ?)")) {
             sender.setAutoCommit(true);
-            ps.setString(1, channel);
+            ps.setString(1, probeChannel);
             ps.setString(2, payload);
             ps.execute();
         }
@@ -148,7 +155,7 @@ final class LeaseNotifier implements AutoCloseable {
             PGNotification[] batch = listener.getNotifications(100);
             if (batch != null) {
                 for (PGNotification n : batch) {
-                    deliver(n.getParameter());
+                    deliver(n.getName(), n.getParameter());
                 }
             }
         }
@@ -167,7 +174,7 @@ final class LeaseNotifier implements AutoCloseable {
         }
     }
 
-    private void deliver(String payload) {
+    private void deliver(String channel, String payload) {
         if (payload == null) {
             return;
         }
@@ -178,7 +185,7 @@ final class LeaseNotifier implements AutoCloseable {
             }
             return;
         }
-        Set<Subscription> subs = subscribers.get(payload);
+        Set<Subscription> subs = subscribers.get(channel + '\u0000' + payload);
         if (subs != null) {
             subs.forEach(Subscription::signal);
         }
@@ -209,13 +216,13 @@ final class LeaseNotifier implements AutoCloseable {
 
     /** A waiter for releases of one lease name. */
     final class Subscription implements AutoCloseable {
-        private final String name;
+        private final String key;
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition signalled = lock.newCondition();
         private boolean pending;
 
-        private Subscription(String name) {
-            this.name = name;
+        private Subscription(String key) {
+            this.key = key;
         }
 
         void signal() {
@@ -251,7 +258,7 @@ final class LeaseNotifier implements AutoCloseable {
 
         @Override
         public void close() {
-            Set<Subscription> set = subscribers.get(name);
+            Set<Subscription> set = subscribers.get(key);
             if (set != null) {
                 set.remove(this);
             }

@@ -1,0 +1,129 @@
+package dev.baton;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.sql.DataSource;
+
+/**
+ * Database calls with a hard upper bound on how long the caller waits, on a connection held for
+ * them (so an exhausted application pool cannot starve lease renewals or job heartbeats).
+ *
+ * <p>JDBC calls can block indefinitely on a black-holed socket, and a query timeout's cancel
+ * request travels over a new connection that a partition blocks as well. So each call runs on a
+ * helper thread; if it does not answer in time, the connection is aborted (its socket closed), the
+ * helper thread is replaced, and the next call opens a fresh connection. Used by one thread at a time.
+ */
+final class BoundedCalls implements AutoCloseable {
+    /** A call on the held connection. */
+    interface SqlCall<T> {
+        T call(Connection c) throws SQLException;
+    }
+
+    private final DataSource dataSource;
+    private final String threadName;
+    private ExecutorService executor;
+    private volatile Connection connection;
+
+    BoundedCalls(DataSource dataSource, String threadName) {
+        this.dataSource = dataSource;
+        this.threadName = threadName;
+        this.executor = newExecutor();
+    }
+
+    /**
+     * Runs {@code call} and waits at most {@code nanos} for it.
+     *
+     * @throws TimeoutException if it did not answer in time (the connection was aborted), or the
+     *                          waiting thread was interrupted (its flag is kept)
+     */
+    <T> T call(SqlCall<T> call, long nanos) throws TimeoutException, SQLException {
+        Future<T> f = executor.submit((Callable<T>) () -> {
+            try {
+                return call.call(connection());
+            } catch (SQLException e) {
+                if (Jdbc.isConnectionFailure(e)) {
+                    dropConnection();
+                }
+                throw e;
+            }
+        });
+        try {
+            return f.get(Math.max(nanos, 1), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            abandon(f);
+            throw e;
+        } catch (InterruptedException e) {
+            abandon(f);
+            Thread.currentThread().interrupt();
+            throw new TimeoutException("interrupted while waiting");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof SQLException s) {
+                throw s;
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new BatonException("bounded database call failed", cause);
+        }
+    }
+
+    private void abandon(Future<?> f) {
+        f.cancel(true);
+        abortConnection();
+        executor.shutdownNow();
+        executor = newExecutor();
+    }
+
+    private Connection connection() throws SQLException {
+        Connection c = connection;
+        if (c == null || c.isClosed()) {
+            c = dataSource.getConnection();
+            c.setAutoCommit(true);
+            connection = c;
+        }
+        return c;
+    }
+
+    private void dropConnection() {
+        Connection c = connection;
+        connection = null;
+        Jdbc.closeQuietly(c);
+    }
+
+    private void abortConnection() {
+        Connection c = connection;
+        connection = null;
+        if (c != null) {
+            try {
+                c.abort(Runnable::run);
+            } catch (SQLException | RuntimeException e) {
+                Jdbc.closeQuietly(c);
+            }
+        }
+    }
+
+    private ExecutorService newExecutor() {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, threadName);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+        dropConnection();
+    }
+}

@@ -1,0 +1,196 @@
+package dev.baton;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * Durable jobs: enqueue (alone, in batches, or inside your own transaction), inspect, cancel, retry,
+ * pause and resume queues. Jobs run at least once on whichever node works their queue (see
+ * {@link WorkerConfig}); never "exactly once": make handlers idempotent. Thread-safe.
+ */
+public final class Jobs {
+    /** The most jobs accepted by one batch enqueue. */
+    public static final int MAX_BATCH = 10_000;
+    private static final ObjectMapper ERRORS = new ObjectMapper();
+
+    private final DataSource dataSource;
+    private final JobStore store;
+    private final PayloadCodec codec;
+    private final int maxPayloadBytes;
+
+    Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes) {
+        this.dataSource = dataSource;
+        this.store = store;
+        this.codec = codec;
+        this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    /**
+     * Enqueues one job in its own transaction. With an idempotency key that is already taken, nothing
+     * is inserted and the existing job's id is returned ({@code created == false}).
+     *
+     * @throws IllegalArgumentException if the payload cannot be encoded or is too large
+     */
+    public EnqueueResult enqueue(JobRequest request) {
+        JobStore.Encoded e = encode(request);
+        try (Connection c = dataSource.getConnection()) {
+            return store.enqueueOne(c, e);
+        } catch (SQLException ex) {
+            throw failure("enqueue of a '" + request.kind + "' job", ex);
+        }
+    }
+
+    /**
+     * Enqueues one job on the caller's connection, inside its transaction if one is open: the job
+     * exists only if that transaction commits, and workers are notified only then.
+     */
+    public EnqueueResult enqueue(Connection transaction, JobRequest request) throws SQLException {
+        return store.enqueueOne(transaction, encode(request));
+    }
+
+    /** Enqueues many jobs in one statement (one transaction); results in input order. */
+    public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
+        List<JobStore.Encoded> encoded = encodeAll(requests);
+        try (Connection c = dataSource.getConnection()) {
+            return store.enqueueBatch(c, encoded);
+        } catch (SQLException ex) {
+            throw failure("batch enqueue of " + requests.size() + " jobs", ex);
+        }
+    }
+
+    /** Enqueues many jobs on the caller's connection, inside its transaction if one is open. */
+    public List<EnqueueResult> enqueueAll(Connection transaction, List<JobRequest> requests) throws SQLException {
+        return store.enqueueBatch(transaction, encodeAll(requests));
+    }
+
+    /** The job, with every error of every attempt. */
+    public Optional<JobInfo> get(long id) {
+        try (Connection c = dataSource.getConnection()) {
+            return store.get(c, id, Jobs::errors);
+        } catch (SQLException ex) {
+            throw failure("reading job " + id, ex);
+        }
+    }
+
+    /**
+     * Cancels a job: an available job ends {@link JobState#CANCELLED} at once; a running job's handler
+     * is asked to stop (at its next heartbeat) and the job then ends cancelled, not retried. Returns
+     * the state after the call, or empty if the job is unknown or already finished.
+     */
+    public Optional<JobState> cancel(long id) {
+        try (Connection c = dataSource.getConnection()) {
+            return store.cancel(c, id);
+        } catch (SQLException ex) {
+            throw failure("cancelling job " + id, ex);
+        }
+    }
+
+    /** Runs a failed or cancelled job again now (allowing at least one more attempt). */
+    public boolean retry(long id) {
+        try (Connection c = dataSource.getConnection()) {
+            return store.retry(c, id);
+        } catch (SQLException ex) {
+            throw failure("retrying job " + id, ex);
+        }
+    }
+
+    /** Stops claims from {@code queue} on every node; its jobs stay available. */
+    public void pause(String queue) {
+        setPaused(queue, true);
+    }
+
+    public void resume(String queue) {
+        setPaused(queue, false);
+    }
+
+    /** Jobs by queue and state. */
+    public List<QueueStats> stats() {
+        try (Connection c = dataSource.getConnection()) {
+            return store.stats(c);
+        } catch (SQLException ex) {
+            throw failure("reading queue statistics", ex);
+        }
+    }
+
+    private void setPaused(String queue, boolean paused) {
+        JobRequest.validQueue(queue);
+        try (Connection c = dataSource.getConnection()) {
+            store.setPaused(c, queue, paused);
+        } catch (SQLException ex) {
+            throw failure((paused ? "pausing" : "resuming") + " queue '" + queue + "'", ex);
+        }
+    }
+
+    private List<JobStore.Encoded> encodeAll(List<JobRequest> requests) {
+        Objects.requireNonNull(requests, "requests");
+        if (requests.isEmpty() || requests.size() > MAX_BATCH) {
+            throw new IllegalArgumentException("a batch must hold 1 to " + MAX_BATCH + " jobs, but held "
+                    + requests.size());
+        }
+        List<JobStore.Encoded> out = new ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) {
+            JobRequest r = requests.get(i);
+            if (r == null) {
+                throw new IllegalArgumentException("job request " + i + " of the batch is null");
+            }
+            out.add(encode(r));
+        }
+        return out;
+    }
+
+    JobStore.Encoded encode(JobRequest request) {
+        Objects.requireNonNull(request, "request");
+        String json;
+        try {
+            json = codec.encode(request.payload);
+        } catch (Exception e) {
+            throw new IllegalArgumentException("payload of a '" + request.kind + "' job cannot be encoded by "
+                    + codec.getClass().getSimpleName() + ": " + e.getMessage(), e);
+        }
+        if (json == null) {
+            throw new IllegalArgumentException("payload codec returned null for a '" + request.kind + "' job");
+        }
+        int bytes = json.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > maxPayloadBytes) {
+            throw new IllegalArgumentException("payload of a '" + request.kind + "' job is " + bytes + " bytes "
+                    + "encoded; the limit is " + maxPayloadBytes + " bytes (WorkerConfig.maxPayloadBytes). Store "
+                    + "large data elsewhere and pass a reference");
+        }
+        return new JobStore.Encoded(request, json);
+    }
+
+    static List<JobError> errors(String json) {
+        List<JobError> out = new ArrayList<>();
+        try {
+            for (JsonNode e : ERRORS.readTree(json)) {
+                out.add(new JobError(e.path("attempt").asInt(), e.path("node").asText(null),
+                        e.hasNonNull("at") ? parseInstant(e.get("at").asText()) : null,
+                        e.path("class").asText(null), e.path("message").asText(null), e.path("stack").asText(null)));
+            }
+        } catch (Exception e) {
+            out.add(new JobError(0, null, null, "unreadable", json, null));
+        }
+        return out;
+    }
+
+    private static Instant parseInstant(String s) {
+        try {
+            return java.time.OffsetDateTime.parse(s).toInstant();
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static BatonException failure(String what, SQLException e) {
+        return new BatonException(what + " failed: " + e.getMessage(), e);
+    }
+}

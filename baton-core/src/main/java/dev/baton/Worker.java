@@ -1,0 +1,725 @@
+package dev.baton;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Works jobs on this node: per queue, a claimer that claims only as many jobs as there are free
+ * slots and hands them to that queue's handler threads; a heartbeater that extends the leases of
+ * running attempts in one bounded statement and cancels handlers whose lease it cannot confirm; a
+ * completer that records outcomes in batches, each fenced by id, attempt token and state.
+ *
+ * <p>Self-stop: an attempt's local deadline is half the job lease after the send time of its last
+ * answered heartbeat (or of its claim). Past it the handler is cancelled and the attempt writes
+ * nothing; the rescuer returns the job to the queue once its lease expires on the database clock.
+ */
+final class Worker {
+    private static final Logger log = LoggerFactory.getLogger(Worker.class);
+    private static final int MAX_COMPLETION_BATCH = 1000;
+    private static final int MAX_STACK_CHARS = 4000;
+
+    /** A registered handler with its payload type and retry policy. */
+    record Registration<T>(String kind, Class<T> type, JobHandler<T> handler, RetryPolicy retry) {
+        void invoke(Object payload, JobContext ctx) throws Exception {
+            handler.handle(type.cast(payload), ctx);
+        }
+    }
+
+    /** Why a running attempt was told to stop. */
+    enum StopReason { CANCEL_REQUESTED, TIMEOUT, LOST, DEADLINE, DRAIN }
+
+    private final DataSource dataSource;
+    private final DataSource coordination;
+    private final JobStore store;
+    private final Map<String, Registration<?>> handlers;
+    private final WorkerConfig config;
+    private final String nodeId;
+    private final PayloadCodec codec;
+    private final Notifier notifier;
+    private final Hooks hooks;
+    private final LongSupplier ticker;
+
+    private final Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
+    private final List<QueueRunner> queues = new ArrayList<>();
+    private final BlockingQueue<Outcome> outcomes = new LinkedBlockingQueue<>();
+    private final Object beatSignal = new Object();
+    private volatile boolean claiming;
+    private volatile boolean stopped = true;
+    private Thread heartbeater;
+    private Thread completer;
+
+    Worker(DataSource dataSource, DataSource coordination, JobStore store, Map<String, Registration<?>> handlers,
+           WorkerConfig config, String nodeId, PayloadCodec codec, Notifier notifier, Hooks hooks,
+           LongSupplier ticker) {
+        this.dataSource = dataSource;
+        this.coordination = coordination;
+        this.store = store;
+        this.handlers = Map.copyOf(handlers);
+        this.config = config;
+        this.nodeId = nodeId;
+        this.codec = codec;
+        this.notifier = notifier;
+        this.hooks = hooks;
+        this.ticker = ticker;
+    }
+
+    synchronized void start() {
+        if (!stopped) {
+            return;
+        }
+        stopped = false;
+        claiming = true;
+        completer = daemon("baton-job-completer", this::completeLoop);
+        heartbeater = daemon("baton-job-heartbeat", this::heartbeatLoop);
+        config.queues().forEach((queue, concurrency) -> queues.add(new QueueRunner(queue, concurrency)));
+        queues.forEach(QueueRunner::start);
+    }
+
+    /** Stops claiming new jobs (running ones go on). */
+    void stopClaiming() {
+        claiming = false;
+        queues.forEach(q -> q.wake.signal());
+    }
+
+    /**
+     * Graceful stop: no new claims; running jobs get the drain timeout to finish; those still running
+     * then are cancelled and released for other nodes at once (not counted as an attempt); outcomes
+     * are flushed. Returns when done.
+     */
+    synchronized void stop() {
+        if (stopped) {
+            return;
+        }
+        stopClaiming();
+        long deadline = ticker.getAsLong() + config.drainTimeout().toNanos();
+        for (QueueRunner q : queues) {
+            q.awaitIdle(deadline);
+        }
+        for (RunningAttempt a : running.values()) {
+            if (a.stop(StopReason.DRAIN)) {
+                outcomes.add(Outcome.release(a));
+                log.info("job {} (attempt {}) released on shutdown after the drain timeout", a.job.id(), a.job.attempt());
+            }
+        }
+        stopped = true;
+        queues.forEach(QueueRunner::shutdown);
+        synchronized (beatSignal) {
+            beatSignal.notifyAll();
+        }
+        join(heartbeater);
+        outcomes.add(Outcome.POISON);
+        join(completer);
+        queues.clear();
+    }
+
+    int runningCount() {
+        return running.size();
+    }
+
+    // ---------------------------------------------------------------- claiming
+
+    /** One queue: the claimer thread, the slots, and the handler threads. */
+    private final class QueueRunner {
+        final String queue;
+        final int concurrency;
+        final Semaphore slots;
+        final ExecutorService handlersPool;
+        final Notifier.Subscription wake;
+        final AtomicInteger inFlight = new AtomicInteger();
+        Thread thread;
+
+        QueueRunner(String queue, int concurrency) {
+            this.queue = queue;
+            this.concurrency = concurrency;
+            this.slots = new Semaphore(concurrency);
+            AtomicInteger n = new AtomicInteger();
+            this.handlersPool = Executors.newFixedThreadPool(concurrency, r -> {
+                Thread t = new Thread(r, "baton-job-" + queue + "-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+            this.wake = notifier.subscribe(store.channel(), queue);
+        }
+
+        void start() {
+            thread = daemon("baton-claim-" + queue, this::claimLoop);
+        }
+
+        private void claimLoop() {
+            while (claiming && !stopped) {
+                int free = slots.availablePermits();
+                int claimed = 0;
+                if (free > 0) {
+                    try {
+                        claimed = claimOnce(free);
+                    } catch (SQLException | RuntimeException e) {
+                        log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
+                    }
+                }
+                if (claimed > 0 && claimed == free) {
+                    continue; // maybe more are ready
+                }
+                // With LISTEN active, enqueues wake us at once; polling is only the safety net.
+                long poll = config.pollInterval().toNanos() * (notifier.listening() ? 5 : 1);
+                wake.await(Leases.jitter(poll));
+            }
+        }
+
+        /** Claims up to {@code free} jobs and starts them; returns how many. */
+        int claimOnce(int free) throws SQLException {
+            long send = ticker.getAsLong();
+            List<JobStore.Claimed> jobs;
+            try (Connection c = dataSource.getConnection()) {
+                jobs = store.claim(c, queue, free, config.jobLease().toMillis(), nodeId);
+            }
+            for (JobStore.Claimed job : jobs) {
+                slots.acquireUninterruptibly();
+                inFlight.incrementAndGet();
+                RunningAttempt a = new RunningAttempt(job, send);
+                running.put(job.id(), a);
+                if (a.hasTimeout) {
+                    synchronized (beatSignal) {
+                        beatSignal.notifyAll(); // the heartbeater must watch this timeout
+                    }
+                }
+                handlersPool.execute(() -> {
+                    try {
+                        execute(a);
+                    } finally {
+                        inFlight.decrementAndGet();
+                        slots.release();
+                        wake.signal();
+                    }
+                });
+            }
+            hooks.reach(Hooks.Points.JOB_CLAIMED);
+            return jobs.size();
+        }
+
+        void awaitIdle(long deadlineNanos) {
+            wake.signal();
+            while (inFlight.get() > 0 && ticker.getAsLong() - deadlineNanos < 0) {
+                wake.await(Math.min(10_000_000L, Math.max(1, deadlineNanos - ticker.getAsLong())));
+            }
+        }
+
+        void shutdown() {
+            wake.signal();
+            join(thread);
+            handlersPool.shutdownNow();
+            wake.close();
+        }
+    }
+
+    // ---------------------------------------------------------------- executing
+
+    private void execute(RunningAttempt a) {
+        a.thread = Thread.currentThread();
+        Outcome outcome;
+        try {
+            if (a.stopReason != null) {
+                return; // drained or lost before it started
+            }
+            outcome = runHandler(a);
+        } finally {
+            running.remove(a.job.id(), a);
+            Thread.interrupted(); // never leak an interrupt into the next job on this thread
+        }
+        StopReason stop = a.stopReason;
+        if (stop != null && !a.completedInTransaction) {
+            outcome = switch (stop) {
+                case CANCEL_REQUESTED -> Outcome.cancel(a, error(a, "Cancelled", "cancellation requested", null));
+                case TIMEOUT -> retryOrFail(a, error(a, "Timeout", "the handler ran longer than the job's timeout ("
+                        + Duration.ofMillis(a.job.timeoutMs()) + ")", null));
+                // The attempt could not prove it still owned the job: write nothing. A drained attempt
+                // was already released.
+                case LOST, DEADLINE, DRAIN -> null;
+            };
+        }
+        if (outcome != null) {
+            outcomes.add(outcome);
+        }
+    }
+
+    private Outcome runHandler(RunningAttempt a) {
+        Registration<?> reg = handlers.get(a.job.kind());
+        if (reg == null) {
+            // Retryable: in a mixed-version rollout another node may know this kind.
+            return retryOrFail(a, error(a, "UnknownJobKind", "no handler for job kind '" + a.job.kind() + "' on node '"
+                    + nodeId + "' (registered here: " + handlers.keySet() + ")", null));
+        }
+        Object payload;
+        try {
+            payload = codec.decode(a.job.payloadJson(), reg.type());
+        } catch (Exception e) {
+            return Outcome.fail(a, error(a, "UndecodablePayload", "payload of job " + a.job.id() + " cannot be decoded "
+                    + "as " + reg.type().getName() + ": " + e.getMessage(), e));
+        }
+        try {
+            hooks.reach(Hooks.Points.JOB_BEFORE_HANDLER);
+            reg.invoke(payload, a);
+            return a.completedInTransaction ? null : Outcome.success(a);
+        } catch (JobHandler.PermanentFailure e) {
+            return a.completedInTransaction ? null : Outcome.fail(a, error(a, e));
+        } catch (UnknownOutcomeException | AttemptLostException e) {
+            // The completion may or may not have committed, or the attempt is stale: write nothing;
+            // if it did not commit, the lease expires and the job is rescued and run again.
+            log.warn("job {} attempt {}: {}", a.job.id(), a.job.attempt(), e.getMessage());
+            return null;
+        } catch (Throwable e) {
+            if (a.completedInTransaction) {
+                return null;
+            }
+            return retryOrFail(a, error(a, e));
+        }
+    }
+
+    private Outcome retryOrFail(RunningAttempt a, String error) {
+        Registration<?> reg = handlers.get(a.job.kind());
+        RetryPolicy policy = reg == null ? RetryPolicy.DEFAULT : reg.retry();
+        return Outcome.retry(a, error, policy.delayAfter(a.job.attempt()).toMillis());
+    }
+
+    private String error(RunningAttempt a, Throwable e) {
+        return error(a, e.getClass().getName(), String.valueOf(e.getMessage()), e);
+    }
+
+    private String error(RunningAttempt a, String errorClass, String message, Throwable e) {
+        String stack = null;
+        if (e != null) {
+            StringWriter w = new StringWriter();
+            e.printStackTrace(new PrintWriter(w));
+            stack = w.toString();
+            if (stack.length() > MAX_STACK_CHARS) {
+                stack = stack.substring(0, MAX_STACK_CHARS) + "\n\t... (trimmed)";
+            }
+        }
+        return "{\"attempt\":" + a.job.attempt() + ",\"node\":" + JacksonCodec.quote(nodeId) + ",\"class\":"
+                + JacksonCodec.quote(errorClass) + ",\"message\":" + JacksonCodec.quote(message)
+                + (stack == null ? "" : ",\"stack\":" + JacksonCodec.quote(stack)) + "}";
+    }
+
+    // ---------------------------------------------------------------- heartbeats and self-stop
+
+    private void heartbeatLoop() {
+        long interval = config.heartbeatInterval().toNanos();
+        long nextBeat = ticker.getAsLong() + interval;
+        try (BoundedCalls calls = new BoundedCalls(coordination, "baton-job-heartbeat-calls")) {
+            while (!stopped) {
+                long now = ticker.getAsLong();
+                long wakeAt = nextBeat;
+                for (RunningAttempt a : running.values()) {
+                    if (a.stopReason != null) {
+                        continue;
+                    }
+                    if (now - a.deadline() >= 0) {
+                        if (a.stop(StopReason.DEADLINE)) {
+                            log.warn("job {} attempt {} self-stopped: its lease could not be confirmed for half the "
+                                    + "job lease ({}); it writes nothing and will be rescued", a.job.id(),
+                                    a.job.attempt(), config.jobLease().dividedBy(2));
+                        }
+                    } else if (a.hasTimeout && now - a.timeoutAt >= 0) {
+                        a.stop(StopReason.TIMEOUT);
+                    } else {
+                        wakeAt = earliest(wakeAt, a.deadline());
+                        if (a.hasTimeout) {
+                            wakeAt = earliest(wakeAt, a.timeoutAt);
+                        }
+                    }
+                }
+                if (now - nextBeat >= 0) {
+                    long send = ticker.getAsLong();
+                    beat(calls, send, interval);
+                    nextBeat = send + interval;
+                    continue;
+                }
+                long wait = wakeAt - now;
+                if (wait > 0) {
+                    synchronized (beatSignal) {
+                        if (!stopped) {
+                            try {
+                                TimeUnit.NANOSECONDS.timedWait(beatSignal, wait);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static long earliest(long a, long b) {
+        return a - b <= 0 ? a : b;
+    }
+
+    private void beat(BoundedCalls calls, long send, long interval) {
+        List<RunningAttempt> live = new ArrayList<>();
+        for (RunningAttempt a : running.values()) {
+            if (a.stopReason == null) {
+                live.add(a);
+            }
+        }
+        if (live.isEmpty()) {
+            return;
+        }
+        long[] ids = new long[live.size()];
+        long[] tokens = new long[live.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = live.get(i).job.id();
+            tokens[i] = live.get(i).job.token();
+        }
+        hooks.reach(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
+        Map<Long, Boolean> current;
+        try {
+            current = calls.call(c -> store.heartbeat(c, config.jobLease().toMillis(), ids, tokens,
+                    interval / 1_000_000), interval);
+        } catch (TimeoutException | SQLException | RuntimeException e) {
+            log.warn("heartbeat of {} running jobs not confirmed ({}); handlers self-stop at half the job lease "
+                    + "after their last confirmed beat", ids.length, e instanceof TimeoutException ? "no answer" : e.getMessage());
+            return;
+        }
+        for (RunningAttempt a : live) {
+            Boolean cancel = current.get(a.job.id());
+            if (cancel == null) {
+                if (running.get(a.job.id()) == a && a.stop(StopReason.LOST)) {
+                    log.warn("job {} attempt {} is no longer current (rescued or finished elsewhere); its handler is "
+                            + "cancelled and its outcome will not be recorded", a.job.id(), a.job.attempt());
+                }
+            } else {
+                a.confirmedSendNanos = send; // the database extended the lease no earlier than this
+                if (cancel) {
+                    a.stop(StopReason.CANCEL_REQUESTED);
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- completion
+
+    private void completeLoop() {
+        List<Outcome> batch = new ArrayList<>();
+        while (true) {
+            try {
+                Outcome first = outcomes.take();
+                batch.add(first);
+                outcomes.drainTo(batch, MAX_COMPLETION_BATCH - 1);
+            } catch (InterruptedException e) {
+                return;
+            }
+            boolean poisoned = batch.remove(Outcome.POISON);
+            if (!batch.isEmpty()) {
+                flush(batch);
+            }
+            batch.clear();
+            if (poisoned) {
+                List<Outcome> rest = new ArrayList<>();
+                outcomes.drainTo(rest);
+                rest.remove(Outcome.POISON);
+                if (!rest.isEmpty()) {
+                    flush(rest);
+                }
+                return;
+            }
+        }
+    }
+
+    /** Records a batch of outcomes; retried on connection failures (every statement is idempotent). */
+    private void flush(List<Outcome> batch) {
+        for (int attempt = 1; ; attempt++) {
+            try (Connection c = dataSource.getConnection()) {
+                record(c, batch);
+                hooks.reach(Hooks.Points.JOB_OUTCOMES_RECORDED);
+                return;
+            } catch (SQLException | RuntimeException e) {
+                if (attempt >= 5) {
+                    log.error("recording {} job outcomes failed {} times; giving up: their leases will expire and the "
+                            + "jobs will run again (at least once)", batch.size(), attempt, e);
+                    return;
+                }
+                log.warn("recording {} job outcomes failed (attempt {}), retrying: {}", batch.size(), attempt,
+                        e.getMessage());
+                try {
+                    Thread.sleep(100L * attempt); // backoff of a background retry, not test synchronisation
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private void record(Connection c, List<Outcome> batch) throws SQLException {
+        List<Outcome> ok = new ArrayList<>();
+        List<Outcome> failed = new ArrayList<>();
+        List<Outcome> released = new ArrayList<>();
+        for (Outcome o : batch) {
+            switch (o.kind) {
+                case SUCCESS -> ok.add(o);
+                case RELEASE -> released.add(o);
+                default -> failed.add(o);
+            }
+        }
+        if (!ok.isEmpty()) {
+            store.complete(c, ids(ok), tokens(ok));
+        }
+        if (!released.isEmpty()) {
+            store.release(c, ids(released), tokens(released));
+        }
+        if (!failed.isEmpty()) {
+            String[] errors = new String[failed.size()];
+            Long[] delays = new Long[failed.size()];
+            String[] kinds = new String[failed.size()];
+            for (int i = 0; i < errors.length; i++) {
+                Outcome o = failed.get(i);
+                errors[i] = o.error;
+                delays[i] = o.delayMs;
+                kinds[i] = o.kind.sql;
+            }
+            store.fail(c, ids(failed), tokens(failed), errors, delays, kinds);
+        }
+    }
+
+    private static long[] ids(List<Outcome> os) {
+        long[] out = new long[os.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = os.get(i).id;
+        }
+        return out;
+    }
+
+    private static long[] tokens(List<Outcome> os) {
+        long[] out = new long[os.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = os.get(i).token;
+        }
+        return out;
+    }
+
+    /** The outcome of one attempt, to be recorded fenced by id and token. */
+    private static final class Outcome {
+        enum Kind {
+            SUCCESS("success"), RETRY("retry"), FAIL("fail"), CANCEL("cancel"), RELEASE("release");
+
+            final String sql;
+
+            Kind(String sql) {
+                this.sql = sql;
+            }
+        }
+
+        static final Outcome POISON = new Outcome(Kind.SUCCESS, -1, -1, null, null);
+
+        final Kind kind;
+        final long id;
+        final long token;
+        final String error;
+        final Long delayMs;
+
+        private Outcome(Kind kind, long id, long token, String error, Long delayMs) {
+            this.kind = kind;
+            this.id = id;
+            this.token = token;
+            this.error = error;
+            this.delayMs = delayMs;
+        }
+
+        static Outcome success(RunningAttempt a) {
+            return new Outcome(Kind.SUCCESS, a.job.id(), a.job.token(), null, null);
+        }
+
+        static Outcome retry(RunningAttempt a, String error, long delayMs) {
+            return new Outcome(Kind.RETRY, a.job.id(), a.job.token(), error, delayMs);
+        }
+
+        static Outcome fail(RunningAttempt a, String error) {
+            return new Outcome(Kind.FAIL, a.job.id(), a.job.token(), error, null);
+        }
+
+        static Outcome cancel(RunningAttempt a, String error) {
+            return new Outcome(Kind.CANCEL, a.job.id(), a.job.token(), error, null);
+        }
+
+        static Outcome release(RunningAttempt a) {
+            return new Outcome(Kind.RELEASE, a.job.id(), a.job.token(), null, null);
+        }
+    }
+
+    // ---------------------------------------------------------------- one attempt
+
+    /** A claimed attempt running on this node; the handler's {@link JobContext}. */
+    private final class RunningAttempt implements JobContext {
+        final JobStore.Claimed job;
+        final boolean hasTimeout;
+        final long timeoutAt;
+        final CountDownLatch stopped = new CountDownLatch(1);
+        volatile long confirmedSendNanos;
+        volatile StopReason stopReason;
+        volatile Thread thread;
+        volatile boolean completedInTransaction;
+
+        RunningAttempt(JobStore.Claimed job, long claimSendNanos) {
+            this.job = job;
+            this.confirmedSendNanos = claimSendNanos;
+            this.hasTimeout = job.timeoutMs() != null;
+            this.timeoutAt = hasTimeout ? claimSendNanos + job.timeoutMs() * 1_000_000L : 0;
+        }
+
+        /** Half the job lease after the send time of the last confirmed claim or heartbeat. */
+        long deadline() {
+            return confirmedSendNanos + config.jobLease().toNanos() / 2;
+        }
+
+        /** Tells the handler to stop; true if this call did it (first reason wins). */
+        synchronized boolean stop(StopReason reason) {
+            if (stopReason != null) {
+                return false;
+            }
+            stopReason = reason;
+            stopped.countDown();
+            Thread t = thread;
+            if (t != null) {
+                t.interrupt();
+            }
+            return true;
+        }
+
+        @Override
+        public long jobId() {
+            return job.id();
+        }
+
+        @Override
+        public String kind() {
+            return job.kind();
+        }
+
+        @Override
+        public String queue() {
+            return job.queue();
+        }
+
+        @Override
+        public int attempt() {
+            return job.attempt();
+        }
+
+        @Override
+        public int maxAttempts() {
+            return job.maxAttempts();
+        }
+
+        @Override
+        public long attemptToken() {
+            return job.token();
+        }
+
+        @Override
+        public String idempotencyKey() {
+            return "baton-job-" + job.id();
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return stopReason != null;
+        }
+
+        @Override
+        public boolean awaitCancellation(Duration timeout) {
+            try {
+                return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return true;
+            }
+        }
+
+        @Override
+        public <T> T transaction(FencedWork<T> work) {
+            if (stopReason != null) {
+                throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id() + " was stopped ("
+                        + stopReason + "); its transaction is refused");
+            }
+            try (Connection c = dataSource.getConnection()) {
+                boolean autoCommit = c.getAutoCommit();
+                c.setAutoCommit(false);
+                try {
+                    if (!store.fenceAttempt(c, job.id(), job.token())) {
+                        throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id()
+                                + " is no longer current (rescued, cancelled or finished); nothing was written");
+                    }
+                    T result = work.apply(c);
+                    store.complete(c, new long[] {job.id()}, new long[] {job.token()});
+                    hooks.reach(Hooks.Points.JOB_TX_BEFORE_COMMIT);
+                    try {
+                        c.commit();
+                    } catch (SQLException e) {
+                        if (Jdbc.isConnectionFailure(e)) {
+                            throw new UnknownOutcomeException("the connection failed during COMMIT of job " + job.id()
+                                    + " attempt " + job.attempt() + "; it may or may not have committed", e);
+                        }
+                        throw e;
+                    }
+                    completedInTransaction = true;
+                    return result;
+                } catch (Throwable t) {
+                    Jdbc.rollbackQuietly(c, t);
+                    throw t;
+                } finally {
+                    if (autoCommit && !c.isClosed()) {
+                        c.setAutoCommit(true);
+                    }
+                }
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new BatonException("transaction of job " + job.id() + " failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static Thread daemon(String name, Runnable r) {
+        Thread t = new Thread(() -> {
+            try {
+                r.run();
+            } catch (RuntimeException | Error e) {
+                log.error("{} died", name, e);
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static void join(Thread t) {
+        if (t != null) {
+            try {
+                t.join(30_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

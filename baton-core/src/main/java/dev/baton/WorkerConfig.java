@@ -1,0 +1,140 @@
+package dev.baton;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * How this node works jobs: which queues with how many concurrent jobs, and the timing of claims,
+ * heartbeats and recovery. Validated when built.
+ *
+ * @param queues            queue name → maximum concurrent jobs on this node (1 to 1000)
+ * @param jobLease          how long a claimed attempt is valid without a heartbeat (database clock)
+ * @param heartbeatInterval how often running attempts' leases are extended (one batched statement);
+ *                          each heartbeat call is bounded to one interval
+ * @param pollInterval      how often each queue is polled when no notification arrives
+ * @param rescueInterval    how often the maintenance leader returns expired attempts to their queue
+ * @param maxStalls         after this many expired attempts a job ends failed
+ * @param drainTimeout      on shutdown, how long running jobs may finish before they are released
+ * @param retention         how long finished jobs are kept (then pruned in bounded batches)
+ * @param maxPayloadBytes   the largest encoded payload accepted at enqueue
+ */
+public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Duration heartbeatInterval,
+                           Duration pollInterval, Duration rescueInterval, int maxStalls, Duration drainTimeout,
+                           Duration retention, int maxPayloadBytes) {
+    /** 30 s: a crashed worker's jobs are rescued within about 30 s + the rescue interval. */
+    public static final Duration DEFAULT_JOB_LEASE = Duration.ofSeconds(30);
+    /** 5 s: half the lease (15 s) leaves room for two bounded heartbeats before a handler self-stops. */
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(5);
+    /** 1 s when polling; with LISTEN active, wake-ups are immediate and polls a fallback. */
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_RESCUE_INTERVAL = Duration.ofSeconds(10);
+    public static final int DEFAULT_MAX_STALLS = 3;
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
+    /** 1 MiB: payloads are for parameters, not documents. */
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
+
+    public WorkerConfig {
+        Objects.requireNonNull(queues, "queues");
+        queues.forEach((q, n) -> {
+            JobRequest.validQueue(q);
+            if (n == null || n < 1 || n > 1000) {
+                throw new IllegalArgumentException("concurrency of queue '" + q + "' must be 1 to 1000, but was " + n);
+            }
+        });
+        queues = Map.copyOf(queues);
+        Leases.requirePositive("jobLease", jobLease, false);
+        Leases.requirePositive("heartbeatInterval", heartbeatInterval, false);
+        Leases.requirePositive("pollInterval", pollInterval, false);
+        Leases.requirePositive("rescueInterval", rescueInterval, false);
+        Leases.requirePositive("drainTimeout", drainTimeout, true);
+        Leases.requirePositive("retention", retention, true);
+        if (jobLease.compareTo(Leases.MIN_TTL) < 0) {
+            throw new IllegalArgumentException("jobLease must be at least " + Leases.MIN_TTL + ", but was " + jobLease);
+        }
+        // Each heartbeat is bounded to one interval, so two answered beats can be two intervals apart;
+        // a handler self-stops at half the lease after its last answered beat was sent.
+        if (jobLease.dividedBy(2).compareTo(heartbeatInterval.multipliedBy(2)) <= 0) {
+            throw new IllegalArgumentException("jobLease/2 (" + jobLease.dividedBy(2) + ") must exceed 2 × "
+                    + "heartbeatInterval (" + heartbeatInterval.multipliedBy(2) + "); with jobLease " + jobLease
+                    + " use a heartbeatInterval below " + jobLease.dividedBy(4) + ", or a longer jobLease");
+        }
+        if (maxStalls < 1 || maxStalls > 100) {
+            throw new IllegalArgumentException("maxStalls must be 1 to 100, but was " + maxStalls);
+        }
+        if (maxPayloadBytes < 2 || maxPayloadBytes > 64 << 20) {
+            throw new IllegalArgumentException("maxPayloadBytes must be 2 to " + (64 << 20) + ", but was " + maxPayloadBytes);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public static final class Builder {
+        private final Map<String, Integer> queues = new LinkedHashMap<>();
+        private Duration jobLease = DEFAULT_JOB_LEASE;
+        private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+        private Duration rescueInterval = DEFAULT_RESCUE_INTERVAL;
+        private int maxStalls = DEFAULT_MAX_STALLS;
+        private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+        private Duration retention = DEFAULT_RETENTION;
+        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+
+        private Builder() {}
+
+        /** Work {@code queue} with up to {@code concurrency} jobs at once on this node. */
+        public Builder queue(String queue, int concurrency) {
+            queues.put(JobRequest.validQueue(queue), concurrency);
+            return this;
+        }
+
+        public Builder jobLease(Duration v) {
+            jobLease = v;
+            return this;
+        }
+
+        public Builder heartbeatInterval(Duration v) {
+            heartbeatInterval = v;
+            return this;
+        }
+
+        public Builder pollInterval(Duration v) {
+            pollInterval = v;
+            return this;
+        }
+
+        public Builder rescueInterval(Duration v) {
+            rescueInterval = v;
+            return this;
+        }
+
+        public Builder maxStalls(int v) {
+            maxStalls = v;
+            return this;
+        }
+
+        public Builder drainTimeout(Duration v) {
+            drainTimeout = v;
+            return this;
+        }
+
+        public Builder retention(Duration v) {
+            retention = v;
+            return this;
+        }
+
+        public Builder maxPayloadBytes(int v) {
+            maxPayloadBytes = v;
+            return this;
+        }
+
+        public WorkerConfig build() {
+            return new WorkerConfig(queues, jobLease, heartbeatInterval, pollInterval, rescueInterval, maxStalls,
+                    drainTimeout, retention, maxPayloadBytes);
+        }
+    }
+}

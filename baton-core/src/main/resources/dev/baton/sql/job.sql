@@ -1,0 +1,197 @@
+-- Statements on ${schema}.job. Times are the database's clock_timestamp(); durations are bound as
+-- milliseconds. Every statement that changes a running attempt matches id AND attempt_token AND
+-- state = 'running': a stale attempt (rescued, re-claimed elsewhere) can change nothing.
+
+-- name: enqueue
+-- One job; a duplicate idempotency key inserts nothing (the caller then looks the key up). The
+-- notification is sent at commit, so workers wake only for committed jobs.
+-- Parameters: queue, kind, payload, priority, run_at (null: now), delay_ms, max_attempts, timeout_ms,
+-- concurrency_key, idempotency_key, channel.
+WITH ins AS (
+    INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
+                               concurrency_key, idempotency_key)
+    VALUES (?, ?, ?::jsonb, ?, 'available', coalesce(?::timestamptz, clock_timestamp()) + ? * interval '1 millisecond',
+            ?, ?, ?, ?)
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING id, queue
+)
+SELECT id, pg_notify(?, queue) IS NULL AS notified FROM ins
+
+-- name: enqueue_batch
+-- Many jobs in one statement, in input order. Parameters: arrays of queue, kind, payload, priority,
+-- run_at, delay_ms, max_attempts, timeout_ms, concurrency_key, idempotency_key; then channel.
+WITH input AS (
+    SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[], ?::bigint[],
+                         ?::int[], ?::bigint[], ?::text[], ?::text[])
+             WITH ORDINALITY AS t(queue, kind, payload, priority, run_at, delay_ms, max_attempts, timeout_ms,
+                                  concurrency_key, idempotency_key, ord)
+), ins AS (
+    INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
+                               concurrency_key, idempotency_key)
+    SELECT queue, kind, payload::jsonb, priority, 'available',
+           coalesce(run_at, clock_timestamp()) + delay_ms * interval '1 millisecond',
+           max_attempts, timeout_ms, concurrency_key, idempotency_key
+      FROM input ORDER BY ord
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING id, queue, idempotency_key
+), notified AS (
+    SELECT pg_notify(?, q) FROM (SELECT DISTINCT queue AS q FROM ins) d
+)
+SELECT id, idempotency_key, (SELECT count(*) FROM notified) AS n FROM ins ORDER BY id
+
+-- name: find_by_keys
+SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (?::text[])
+
+-- name: claim
+-- Claims up to `limit` ready jobs of a queue as new attempts: FOR UPDATE SKIP LOCKED so claimers
+-- never wait for each other; at most one job per concurrency key per claim, and none whose key
+-- already has a running job. Two claimers racing on one key are settled by the unique index
+-- job_running_key: the later one gets a unique violation, claims nothing and retries next poll.
+-- Parameters: queue, queue, limit*2, limit, job_lease_ms, node_id.
+WITH candidates AS (
+    SELECT id, priority, run_at, concurrency_key
+      FROM ${schema}.job j
+     WHERE j.state = 'available' AND j.queue = ? AND j.run_at <= clock_timestamp()
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.job_queue q WHERE q.queue = ? AND q.paused)
+       AND (j.concurrency_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ${schema}.job r WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
+     ORDER BY j.priority, j.run_at, j.id
+     LIMIT ?
+       FOR UPDATE SKIP LOCKED
+), picked AS (
+    SELECT id FROM (
+        SELECT DISTINCT ON (coalesce(concurrency_key, 'id:' || id)) id, priority, run_at
+          FROM candidates
+         ORDER BY coalesce(concurrency_key, 'id:' || id), priority, run_at, id
+    ) one_per_key
+     ORDER BY priority, run_at, id
+     LIMIT ?
+)
+UPDATE ${schema}.job j
+   SET state = 'running', attempt = j.attempt + 1, attempt_token = nextval('${schema}.job_attempt_token'),
+       lease_expires_at = clock_timestamp() + ? * interval '1 millisecond', claimed_by = ?,
+       attempted_at = clock_timestamp()
+  FROM picked
+ WHERE j.id = picked.id
+RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_attempts, j.attempt_token,
+          j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at
+
+-- name: heartbeat
+-- Extends the leases of running attempts; returns those still current (with their cancel flag).
+-- Parameters: job_lease_ms, ids, tokens.
+UPDATE ${schema}.job j
+   SET lease_expires_at = clock_timestamp() + ? * interval '1 millisecond'
+  FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
+ WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
+RETURNING j.id, j.cancel_requested
+
+-- name: complete
+-- Successful attempts, batched. Parameters: ids, tokens.
+UPDATE ${schema}.job j
+   SET state = 'succeeded', finished_at = clock_timestamp(), lease_expires_at = NULL
+  FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
+ WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
+RETURNING j.id
+
+-- name: fence_attempt
+-- Inside a handler's completion transaction: locks the job row if this attempt is still current.
+-- Parameters: id, token.
+SELECT id FROM ${schema}.job WHERE id = ? AND attempt_token = ? AND state = 'running' FOR UPDATE
+
+-- name: fail
+-- Failed attempts, batched: each error is appended; the job is retried at now + delay, or ends
+-- failed after its last attempt (or when not retryable), or cancelled when cancellation was
+-- requested. Parameters: ids, tokens, errors (json text), retry delays ms (null: no retry),
+-- outcomes ('retry' | 'fail' | 'cancel').
+UPDATE ${schema}.job j
+   SET state = CASE WHEN t.outcome = 'cancel' THEN 'cancelled'
+                    WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts THEN 'available'
+                    ELSE 'failed' END,
+       run_at = CASE WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts
+                     THEN clock_timestamp() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
+       finished_at = CASE WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts THEN NULL ELSE clock_timestamp() END,
+       errors = j.errors || jsonb_build_array(t.error::jsonb || jsonb_build_object('at', clock_timestamp())),
+       attempt_token = NULL, lease_expires_at = NULL
+  FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS t(id, token, error, delay_ms, outcome)
+ WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
+RETURNING j.id, j.state
+
+-- name: release
+-- Graceful drain: give running attempts back at once, not counted as an attempt.
+-- Parameters: ids, tokens.
+UPDATE ${schema}.job j
+   SET state = 'available', attempt = greatest(j.attempt - 1, 0), run_at = clock_timestamp(),
+       attempt_token = NULL, lease_expires_at = NULL, claimed_by = NULL
+  FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
+ WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
+RETURNING j.id
+
+-- name: rescue
+-- Running attempts whose lease expired on the database clock go back to the queue with a stall
+-- counted, or end failed after max_stalls stalls or their last attempt. Safe if two rescuers
+-- overlap: SKIP LOCKED, and the state/lease predicate is re-checked on the locked row.
+-- Parameters: limit, max_stalls, max_stalls, node_id.
+WITH expired AS (
+    SELECT id FROM ${schema}.job
+     WHERE state = 'running' AND lease_expires_at < clock_timestamp()
+     ORDER BY lease_expires_at
+     LIMIT ?
+       FOR UPDATE SKIP LOCKED
+)
+UPDATE ${schema}.job j
+   SET stall_count = j.stall_count + 1,
+       state = CASE WHEN j.stall_count + 1 >= ? OR j.attempt >= j.max_attempts THEN 'failed' ELSE 'available' END,
+       finished_at = CASE WHEN j.stall_count + 1 >= ? OR j.attempt >= j.max_attempts THEN clock_timestamp() END,
+       run_at = clock_timestamp(),
+       errors = j.errors || jsonb_build_array(jsonb_build_object(
+           'attempt', j.attempt, 'node', j.claimed_by, 'at', clock_timestamp(), 'class', 'stalled',
+           'message', 'attempt lease expired at ' || j.lease_expires_at || ' without completion (stall '
+                      || (j.stall_count + 1) || '); rescued by ' || ?)),
+       attempt_token = NULL, lease_expires_at = NULL
+  FROM expired
+ WHERE j.id = expired.id AND j.state = 'running'
+RETURNING j.id, j.state
+
+-- name: cancel
+-- Parameters: id. Available jobs end cancelled at once; running ones get a cancellation request.
+UPDATE ${schema}.job
+   SET state = CASE WHEN state = 'available' THEN 'cancelled' ELSE state END,
+       finished_at = CASE WHEN state = 'available' THEN clock_timestamp() ELSE finished_at END,
+       cancel_requested = true
+ WHERE id = ? AND state IN ('available', 'running')
+RETURNING state
+
+-- name: retry
+-- A failed or cancelled job runs again now, with at least one more attempt allowed. Parameters: id.
+UPDATE ${schema}.job
+   SET state = 'available', run_at = clock_timestamp(), finished_at = NULL, cancel_requested = false,
+       max_attempts = greatest(max_attempts, attempt + 1), stall_count = 0
+ WHERE id = ? AND state IN ('failed', 'cancelled')
+RETURNING id
+
+-- name: get
+SELECT id, queue, kind, payload::text AS payload, priority, state, run_at, attempt, max_attempts, timeout_ms,
+       claimed_by, concurrency_key, idempotency_key, stall_count, cancel_requested, errors::text AS errors,
+       created_at, attempted_at, finished_at, lease_expires_at
+  FROM ${schema}.job WHERE id = ?
+
+-- name: prune
+-- Deletes up to `limit` jobs finished before now - retention. Parameters: retention_ms, limit.
+DELETE FROM ${schema}.job WHERE id IN (
+    SELECT id FROM ${schema}.job
+     WHERE state IN ('succeeded', 'failed', 'cancelled')
+       AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
+     ORDER BY finished_at
+     LIMIT ?)
+
+-- name: set_paused
+-- Parameters: queue, paused.
+INSERT INTO ${schema}.job_queue (queue, paused) VALUES (?, ?)
+ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused, updated_at = clock_timestamp()
+
+-- name: queue_stats
+SELECT j.queue, j.state, count(*) AS n, min(j.run_at) FILTER (WHERE j.state = 'available') AS oldest_run_at,
+       coalesce(bool_or(q.paused), false) AS paused
+  FROM ${schema}.job j LEFT JOIN ${schema}.job_queue q ON q.queue = j.queue
+ GROUP BY j.queue, j.state
+ ORDER BY j.queue, j.state
