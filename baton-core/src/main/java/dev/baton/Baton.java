@@ -54,6 +54,7 @@ public final class Baton implements AutoCloseable {
     private final Jobs jobs;
     private final Worker worker;
     private final Leadership maintenance;
+    private final Coordination primitives;
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
     private volatile boolean started;
     private volatile boolean closed;
@@ -71,6 +72,7 @@ public final class Baton implements AutoCloseable {
         this.leases = new Leases(dataSource, schema, hooks, ticker, notifier);
         this.nodes = new Nodes(dataSource, schema, leases);
         this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat);
+        this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker);
         this.jobStore = new JobStore(schema);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
         this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload);
@@ -78,7 +80,7 @@ public final class Baton implements AutoCloseable {
             this.worker = new Worker(dataSource, coordination, jobStore, b.handlers, b.worker, nodeId, b.codec, notifier,
                     hooks, ticker);
             this.maintenance = leadership(JobMaintenance.LEASE, b.maintenance,
-                    new JobMaintenance(dataSource, jobStore, b.worker, nodeId));
+                    new JobMaintenance(dataSource, jobStore, b.worker, nodeId, primitives));
         } else {
             if (!b.handlers.isEmpty()) {
                 throw new IllegalArgumentException("job handlers " + b.handlers.keySet() + " were registered but no "
@@ -148,6 +150,14 @@ public final class Baton implements AutoCloseable {
     /** Durable jobs: enqueue, inspect, cancel, retry, pause queues. Usable without a worker. */
     public Jobs jobs() {
         return jobs;
+    }
+
+    /**
+     * Shared replacements for per-instance state: delivery dedupe, single-use tokens, claim locks,
+     * waiting leases, concurrency caps and rate limiters.
+     */
+    public Coordination coordination() {
+        return primitives;
     }
 
     /** The node registry and the ownership view. */

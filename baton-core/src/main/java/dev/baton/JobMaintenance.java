@@ -10,7 +10,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The job queue's housekeeping, run by one node at a time under the {@value #LEASE} lease to save
  * load: the rescuer returns expired attempts to their queue (or fails them after max stalls), the
- * pruner deletes finished jobs past their retention in bounded batches. Both statements stay safe
+ * pruner deletes finished jobs past their retention in bounded batches, and expired coordination
+ * rows (deliveries, tokens, slots, rate state) are purged. All statements stay safe
  * if two nodes ever run them at once (SKIP LOCKED; predicates re-checked on locked rows).
  */
 final class JobMaintenance implements LeaderTask {
@@ -25,12 +26,14 @@ final class JobMaintenance implements LeaderTask {
     private final JobStore store;
     private final WorkerConfig config;
     private final String nodeId;
+    private final Coordination coordination;
 
-    JobMaintenance(DataSource dataSource, JobStore store, WorkerConfig config, String nodeId) {
+    JobMaintenance(DataSource dataSource, JobStore store, WorkerConfig config, String nodeId, Coordination coordination) {
         this.dataSource = dataSource;
         this.store = store;
         this.config = config;
         this.nodeId = nodeId;
+        this.coordination = coordination;
     }
 
     @Override
@@ -42,6 +45,7 @@ final class JobMaintenance implements LeaderTask {
                 rescueOnce();
                 if (first || System.nanoTime() - lastPrune >= PRUNE_INTERVAL.toNanos()) {
                     pruneOnce();
+                    coordination.purgeExpired();
                     lastPrune = System.nanoTime();
                     first = false;
                 }

@@ -1,0 +1,104 @@
+package dev.baton;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * At most {@code limit} requests per key per window across all instances (see
+ * {@link Coordination#rateLimiter}), decided by GCRA in one statement on the database clock. If the
+ * database is unreachable, an in-process GCRA with the local limit decides, and says so. Thread-safe.
+ */
+public final class RateLimiter {
+    private static final Logger log = LoggerFactory.getLogger(RateLimiter.class);
+
+    private final Coordination coord;
+    private final String name;
+    private final long windowUs;
+    private final long emissionUs;
+    private final long localWindowNanos;
+    private final long localEmissionNanos;
+    private final Map<String, AtomicLong> localTat = new ConcurrentHashMap<>();
+    private final AtomicLong lastFallbackLog = new AtomicLong();
+
+    RateLimiter(Coordination coord, String name, int limit, Duration window, int localLimit) {
+        this.coord = coord;
+        this.name = Identifiers.name("limiter name", name);
+        if (limit < 1 || limit > 1_000_000) {
+            throw new IllegalArgumentException("limit must be 1 to 1000000, but was " + limit);
+        }
+        if (localLimit < 0 || localLimit > limit) {
+            throw new IllegalArgumentException("localLimit must be 0 to limit (" + limit + "), but was " + localLimit);
+        }
+        Leases.requirePositive("window", window, false);
+        if (window.compareTo(Duration.ofMillis(1)) < 0 || window.compareTo(Duration.ofDays(1)) > 0) {
+            throw new IllegalArgumentException("window must be between PT0.001S and PT24H, but was " + window);
+        }
+        this.windowUs = window.toNanos() / 1000;
+        this.emissionUs = Math.max(1, windowUs / limit);
+        this.localWindowNanos = window.toNanos();
+        this.localEmissionNanos = localLimit == 0 ? Long.MAX_VALUE : Math.max(1, window.toNanos() / localLimit);
+    }
+
+    /** Decides one request for {@code key} (e.g. a client IP), counting it if allowed. */
+    public RateDecision tryAcquire(String key) {
+        Identifiers.name("limiter key", key);
+        try (Connection c = coord.dataSource().getConnection();
+             PreparedStatement ps = c.prepareStatement(coord.sql().get("rate_acquire"))) {
+            ps.setString(1, name);
+            ps.setString(2, key);
+            ps.setLong(3, emissionUs);
+            ps.setLong(4, emissionUs);
+            ps.setLong(5, emissionUs);
+            ps.setLong(6, windowUs);
+            ps.setLong(7, emissionUs);
+            ps.setLong(8, windowUs);
+            ps.setString(9, name);
+            ps.setString(10, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    // A racing first request inserted the key after our snapshot: deny briefly, retry soon.
+                    return new RateDecision(false, Duration.ofNanos(emissionUs * 1000), false);
+                }
+                boolean allowed = rs.getBoolean(1);
+                return new RateDecision(allowed, allowed ? Duration.ZERO : Duration.ofNanos(rs.getLong(2) * 1000), false);
+            }
+        } catch (SQLException e) {
+            if (!ConcurrencyCap.unreachable(e)) {
+                throw new BatonException("rate limiter '" + name + "' for key '" + key + "' failed: " + e.getMessage(), e);
+            }
+            coord.countFallback();
+            long now = coord.ticker().getAsLong();
+            long last = lastFallbackLog.get();
+            if (now - last > 10_000_000_000L && lastFallbackLog.compareAndSet(last, now)) {
+                log.warn("rate limiter '{}': database unreachable ({}); deciding with the in-process fallback limit",
+                        name, e.getMessage());
+            }
+            return local(key, now);
+        }
+    }
+
+    private RateDecision local(String key, long now) {
+        if (localEmissionNanos == Long.MAX_VALUE) {
+            return new RateDecision(false, Duration.ofNanos(localWindowNanos), true);
+        }
+        AtomicLong tat = localTat.computeIfAbsent(key, k -> new AtomicLong(now));
+        while (true) {
+            long current = tat.get();
+            long next = Math.max(current, now) + localEmissionNanos;
+            if (next - now > localWindowNanos) {
+                return new RateDecision(false, Duration.ofNanos(next - now - localWindowNanos), true);
+            }
+            if (tat.compareAndSet(current, next)) {
+                return new RateDecision(true, Duration.ZERO, true);
+            }
+        }
+    }
+}

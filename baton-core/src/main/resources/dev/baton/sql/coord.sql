@@ -1,0 +1,90 @@
+-- Statements of the coordination primitives. Times are the database's clock_timestamp().
+
+-- name: first_delivery
+-- True for exactly one caller per (source, delivery_id) while the record lives; an expired record
+-- counts as absent. Parameters: source, delivery_id, ttl_ms, receiver.
+INSERT INTO ${schema}.inbound_delivery AS d (source, delivery_id, received_at, expires_at, receiver)
+VALUES (?, ?, clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond', ?)
+ON CONFLICT (source, delivery_id) DO UPDATE
+   SET received_at = excluded.received_at, expires_at = excluded.expires_at, receiver = excluded.receiver
+ WHERE d.expires_at <= clock_timestamp()
+RETURNING 1
+
+-- name: mint_token
+-- Parameters: token_hash, purpose, subject, ttl_ms.
+INSERT INTO ${schema}.single_use_token (token_hash, purpose, subject, created_at, expires_at)
+VALUES (?, ?, ?, clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond')
+
+-- name: consume_token
+-- Deletes and returns the token's subject if it exists, has this purpose and has not expired:
+-- two concurrent consumers cannot both get the row. Parameters: token_hash, purpose.
+DELETE FROM ${schema}.single_use_token
+ WHERE token_hash = ? AND purpose = ? AND expires_at > clock_timestamp()
+RETURNING coalesce(subject, '')
+
+-- name: lock_timeout
+-- Transaction-local lock timeout for claim locks. Parameters: timeout (e.g. '10000ms').
+SELECT set_config('lock_timeout', ?, true)
+
+-- name: advisory_xact_lock
+-- Parameters: key (hashed to a 64-bit lock id).
+SELECT pg_advisory_xact_lock(hashtextextended(?, 0))
+
+-- name: cap_count
+-- Run after the cap's advisory lock in the same transaction (a new statement, so a new snapshot
+-- that sees every holder committed before the lock was granted). Parameters: cap, key.
+SELECT count(*) FROM ${schema}.concurrency_slot
+ WHERE cap = ? AND key = ? AND expires_at > clock_timestamp()
+
+-- name: cap_insert
+-- Parameters: cap, key, holder, ttl_ms.
+INSERT INTO ${schema}.concurrency_slot (cap, key, holder, acquired_at, expires_at)
+VALUES (?, ?, ?, clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond')
+
+-- name: cap_renew
+-- Parameters: ttl_ms, cap, key, holder.
+UPDATE ${schema}.concurrency_slot SET expires_at = clock_timestamp() + ? * interval '1 millisecond'
+ WHERE cap = ? AND key = ? AND holder = ? AND expires_at > clock_timestamp()
+
+-- name: cap_release
+-- Parameters: cap, key, holder.
+DELETE FROM ${schema}.concurrency_slot WHERE cap = ? AND key = ? AND holder = ?
+
+-- name: rate_acquire
+-- GCRA in one statement: T = window / limit (emission interval); a request is allowed when the new
+-- theoretical arrival time max(tat, now) + T is at most `window` ahead of now. Denied requests change
+-- nothing and learn when to retry. Parameters: limiter, key, T_us, T_us, T_us, window_us, T_us,
+-- window_us, limiter, key.
+WITH allowed AS (
+    INSERT INTO ${schema}.rate_limit AS r (limiter, key, tat)
+    VALUES (?, ?, clock_timestamp() + ? * interval '1 microsecond')
+    ON CONFLICT (limiter, key) DO UPDATE
+       SET tat = greatest(r.tat, clock_timestamp()) + ? * interval '1 microsecond'
+     WHERE greatest(r.tat, clock_timestamp()) + ? * interval '1 microsecond' - clock_timestamp()
+           <= ? * interval '1 microsecond'
+    RETURNING tat
+)
+SELECT true AS allowed, 0::bigint AS retry_after_us FROM allowed
+UNION ALL
+SELECT false, greatest(0, (extract(epoch FROM (greatest(r.tat, clock_timestamp()) + ? * interval '1 microsecond'
+                                              - clock_timestamp())) * 1000000)::bigint - ?)
+  FROM ${schema}.rate_limit r
+ WHERE r.limiter = ? AND r.key = ? AND NOT EXISTS (SELECT 1 FROM allowed)
+
+-- name: purge_deliveries
+-- Parameters: limit.
+DELETE FROM ${schema}.inbound_delivery WHERE ctid IN (
+    SELECT ctid FROM ${schema}.inbound_delivery WHERE expires_at <= clock_timestamp() LIMIT ?)
+
+-- name: purge_tokens
+DELETE FROM ${schema}.single_use_token WHERE ctid IN (
+    SELECT ctid FROM ${schema}.single_use_token WHERE expires_at <= clock_timestamp() LIMIT ?)
+
+-- name: purge_slots
+DELETE FROM ${schema}.concurrency_slot WHERE ctid IN (
+    SELECT ctid FROM ${schema}.concurrency_slot WHERE expires_at <= clock_timestamp() LIMIT ?)
+
+-- name: purge_rates
+-- A key whose theoretical arrival time has passed holds no state worth keeping.
+DELETE FROM ${schema}.rate_limit WHERE ctid IN (
+    SELECT ctid FROM ${schema}.rate_limit WHERE tat <= clock_timestamp() LIMIT ?)
