@@ -221,8 +221,8 @@ public final class Baton implements AutoCloseable {
         registrar.stop();
         if (started) {
             registrar.setState(NodeState.STOPPED);
+            log.info("Baton node '{}' stopped", nodeId);
         }
-        log.info("Baton node '{}' stopped", nodeId);
     }
 
     /** Builds a {@link Baton}. Every setting is validated when set; the defaults suit production. */
@@ -260,8 +260,11 @@ public final class Baton implements AutoCloseable {
         }
 
         /**
-         * A separate data source for lease renewals, acquisition and node heartbeats, so that an
-         * exhausted application pool cannot starve them. Recommended: a small pool of its own.
+         * A separate data source for lease renewals, acquisition, job heartbeats and node heartbeats,
+         * so that an exhausted application pool cannot starve them. Recommended: a small pool of its
+         * own, sized at least: one connection per {@link Leadership} (each holds one; job maintenance
+         * is one when a worker is configured), one for the job heartbeater, one for LISTEN (unless a
+         * {@link #listenDataSource} is given), plus two for node heartbeats and state changes.
          */
         public Builder coordinationDataSource(DataSource ds) {
             this.coordinationDataSource = Objects.requireNonNull(ds, "coordinationDataSource");

@@ -166,9 +166,13 @@ public final class Leadership implements AutoCloseable {
                         lead(attempt.grant().get());
                         continue;
                     }
-                    // Retry when the holder's lease is due to expire, on a notification, or at the
-                    // next (jittered) poll, whichever comes first.
-                    wait = Math.min(Leases.jitter(config.pollInterval().toNanos()), attempt.expiresInNanos() + 1_000_000);
+                    // Retry when the holder's lease is due to expire, on a release notification, or
+                    // at the next (jittered) poll, whichever comes first. While notifications are
+                    // known to arrive, a release wakes us, so only the expiry matters: an idle
+                    // candidate then costs one query per lease term, not one per poll.
+                    long untilExpiry = attempt.expiresInNanos() + 1_000_000;
+                    wait = notifier.listening() ? untilExpiry
+                            : Math.min(Leases.jitter(config.pollInterval().toNanos()), untilExpiry);
                 } catch (TimeoutException | RuntimeException | SQLException e) {
                     log.warn("campaign for lease '{}' by '{}' failed, retrying: {}", name, owner, describe(e));
                     wait = Leases.jitter(config.pollInterval().toNanos());

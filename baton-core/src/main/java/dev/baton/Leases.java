@@ -63,8 +63,11 @@ public final class Leases {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * Takes the lease if it is free, released or expired on the database clock; otherwise returns
-     * empty. Every success starts a new generation, also when {@code owner} held it before.
+     * Takes the lease if it is free, released or expired on the database clock, or already held by
+     * {@code owner}; otherwise returns empty. Every success starts a new generation, also when
+     * {@code owner} held it before, so any earlier grant of this owner is void (its fenced writes are
+     * rejected). This lets an owner recover a grant whose acquisition committed although the answer
+     * never reached it. Owner ids must therefore be unique per process (Baton uses the node id).
      */
     public Optional<LeaseGrant> tryAcquire(String name, String owner, Duration ttl) {
         return attempt(name, owner, ttl, null).grant();

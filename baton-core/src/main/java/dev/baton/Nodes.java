@@ -69,8 +69,19 @@ public final class Nodes {
             List<String> mine = owned.getOrDefault(n.id(), List.of());
             statuses.add(new OwnershipView.NodeStatus(n, role(n, mine), List.copyOf(mine)));
         }
-        Instant dbNow = !nodes.isEmpty() ? nodes.get(0).dbNow() : !all.isEmpty() ? all.get(0).dbNow() : Instant.EPOCH;
+        Instant dbNow = !nodes.isEmpty() ? nodes.get(0).dbNow() : !all.isEmpty() ? all.get(0).dbNow() : dbNow();
         return new OwnershipView(dbNow, List.copyOf(leaseViews), List.copyOf(statuses));
+    }
+
+    private Instant dbNow() {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT clock_timestamp()");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getTimestamp(1).toInstant();
+        } catch (SQLException e) {
+            throw new BatonException("reading the database clock failed: " + e.getMessage(), e);
+        }
     }
 
     private static OwnershipView.Role role(NodeInfo n, List<String> owned) {

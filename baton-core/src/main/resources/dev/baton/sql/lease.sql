@@ -3,8 +3,9 @@
 -- TTLs are bound as milliseconds.
 
 -- name: acquire
--- Takes a free or expired lease, or creates it. A new generation on every change of ownership,
--- re-acquisition by the same owner included. If another transaction holds the row (a fenced write
+-- Takes a free or expired lease, or creates it, or re-grants it to its current owner (whose earlier
+-- acquisition may have committed after the owner gave up waiting for the answer). A new generation
+-- on every grant, re-acquisition by the same owner included, so every earlier grant is void. If another transaction holds the row (a fenced write
 -- under FOR SHARE, a renewal), this waits and then re-checks expiry on the newest row version.
 -- Parameters: name, owner_id, ttl_ms, owner_meta, ttl_ms, name.
 WITH acquired AS (
@@ -17,7 +18,7 @@ WITH acquired AS (
            renewed_at  = clock_timestamp(),
            expires_at  = clock_timestamp() + ? * interval '1 millisecond',
            owner_meta  = excluded.owner_meta
-     WHERE l.owner_id IS NULL OR l.expires_at <= clock_timestamp()
+     WHERE l.owner_id IS NULL OR l.expires_at <= clock_timestamp() OR l.owner_id = excluded.owner_id
     RETURNING name, owner_id, generation, acquired_at, expires_at
 ), ended AS (
     UPDATE ${schema}.lease_history h
