@@ -1,0 +1,921 @@
+package dev.baton.cli;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.Baton;
+import dev.baton.LeaseHistoryEntry;
+import dev.baton.LeaseInfo;
+import dev.baton.Leases;
+import dev.baton.MigrationResult;
+import dev.baton.testkit.CheckResult;
+import dev.baton.testkit.FencedMutexChecker;
+import dev.baton.testkit.Grant;
+import dev.baton.testkit.Write;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.lang.ProcessBuilder.Redirect;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+/**
+ * One run of {@code baton demo}: starts the database and the node processes, drives the fault timeline,
+ * then stops everything, checks the recorded history and reports.
+ *
+ * <p>Every step that the report depends on waits by polling the database (or the nodes' event lines) with
+ * a generous time-out, so a slow machine makes the demo slower, not wrong. Sleeps only pace the demo.
+ */
+final class DemoRun {
+    private static final Duration POLL = Duration.ofMillis(20);
+    private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
+    private static final Duration STEP_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration STATUS_EVERY = Duration.ofSeconds(3);
+
+    private final DemoCommand opt;
+    private final PrintWriter out;
+    private final PrintWriter err;
+    private final long t0 = System.nanoTime();
+
+    private final Map<String, NodeProc> procs = new ConcurrentHashMap<>();
+    private final List<NodeProc> everyProc = new CopyOnWriteArrayList<>();
+    private final List<Event> events = new ArrayList<>(); // guarded by itself
+    private final List<String> failures = new CopyOnWriteArrayList<>();
+
+    private volatile boolean cleanedUp;
+    private volatile boolean finished;
+    private EmbeddedPostgres embedded;
+    private HikariDataSource ds;
+    private Leases leases;
+    private String url;
+    private Path logs;
+    private long generationBefore; // the lease's generation before this run (0: never acquired)
+    private long seqBefore;        // the ledger's highest seq before this run
+    private long runStartNanos;    // first election
+
+    // Measurements.
+    private final Map<String, Object> pause = new LinkedHashMap<>();
+    private final Map<String, Object> kill = new LinkedHashMap<>();
+    private final Map<String, Object> graceful = new LinkedHashMap<>();
+
+    DemoRun(DemoCommand opt, PrintWriter out, PrintWriter err) {
+        this.opt = opt;
+        this.out = out;
+        this.err = err;
+    }
+
+    // ------------------------------------------------------------------------------------------ run
+
+    int run() throws Exception {
+        Thread hook = new Thread(this::cleanup, "baton-demo-cleanup");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            setUp();
+            try {
+                timeline();
+            } catch (RuntimeException e) {
+                String msg = e instanceof StepFailed ? e.getMessage() : Db.rootMessage(e);
+                failures.add(msg);
+                say("STEP FAILED: " + msg);
+            }
+            stopAll();
+            int code = verifyAndReport();
+            finished = true;
+            return code;
+        } finally {
+            finished = true;
+            cleanup();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // already shutting down
+            }
+        }
+    }
+
+    private void setUp() throws IOException, SQLException {
+        if (opt.jdbcUrl == null) {
+            say("starting an embedded PostgreSQL (the first run unpacks it, which takes a few seconds)");
+            try {
+                embedded = EmbeddedPostgres.builder()
+                        .setServerConfig("fsync", "off")
+                        .setServerConfig("synchronous_commit", "off")
+                        .setServerConfig("full_page_writes", "off")
+                        .setServerConfig("max_connections", "200")
+                        .setServerConfig("timezone", "UTC")
+                        .setPGStartupWait(Duration.ofSeconds(60))
+                        .setRegisterShutdownHook(false)
+                        .start();
+            } catch (IOException | RuntimeException e) {
+                throw new CliException(Main.EXIT_USAGE, "could not start the embedded PostgreSQL (use --jdbc-url to "
+                        + "run against an existing server): " + Db.rootMessage(e), e);
+            }
+            url = embedded.getJdbcUrl("postgres", "postgres");
+        } else {
+            url = opt.jdbcUrl;
+        }
+        ds = Db.pool(url, "baton-demo", 3);
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SHOW server_version")) {
+            rs.next();
+            say("PostgreSQL " + rs.getString(1) + " at " + Db.redact(url));
+        }
+        MigrationResult m = Baton.migrate(ds, opt.schema);
+        String q = "\"" + opt.schema + "\"";
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS " + q + "." + DemoCommand.LEDGER + " ("
+                    + "seq bigserial PRIMARY KEY, lease_name text NOT NULL, generation bigint NOT NULL, "
+                    + "node_id text NOT NULL, written_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+            try (ResultSet rs = s.executeQuery("SELECT coalesce(max(seq), 0) FROM " + q + "." + DemoCommand.LEDGER)) {
+                rs.next();
+                seqBefore = rs.getLong(1);
+            }
+        }
+        leases = Baton.builder(ds).schema(opt.schema).migrateOnStart(false).build().leases(); // read-only, never started
+        generationBefore = leases.inspect(DemoCommand.LEASE).map(LeaseInfo::generation).orElse(0L);
+        say("schema '" + opt.schema + "' " + (m.changed() ? "migrated to version " + m.to() : "already at version " + m.to())
+                + "; ledger table " + opt.schema + "." + DemoCommand.LEDGER + " ready"
+                + (seqBefore > 0 ? " (earlier runs' rows are left out of this report)" : ""));
+        logs = opt.logDir != null ? Files.createDirectories(opt.logDir) : Files.createTempDirectory("baton-demo-");
+        say("starting " + opt.nodes + " node processes: lease '" + DemoCommand.LEASE + "', TTL " + Durations.human(opt.ttl)
+                + ", renewal every " + Durations.human(opt.renew) + "; the leader appends a fenced row every 50 ms");
+        say("node logs: " + logs);
+        for (int i = 1; i <= opt.nodes; i++) {
+            spawn("node-" + i);
+        }
+        long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
+        for (int i = 1; i <= opt.nodes; i++) {
+            String problem = awaitReady(procs.get("node-" + i), deadline);
+            if (problem != null) {
+                throw new CliException(Main.EXIT_USAGE, problem);
+            }
+        }
+    }
+
+    /** Waits for a node process's READY line; returns why it did not come, or null. */
+    private String awaitReady(NodeProc p, long deadline) {
+        String id = p.id;
+        Event e = awaitEvent(x -> x.pid == p.pid && (x.type.equals("READY") || x.type.equals("EXITED")), deadline);
+        if (e != null && e.type.equals("READY")) {
+            return null;
+        }
+        Path log = logs.resolve(id + ".log");
+        String tail = "";
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            tail = lines.subList(Math.max(0, lines.size() - 5), lines.size()).stream()
+                    .map(l -> "\n    " + l).collect(Collectors.joining());
+        } catch (IOException | RuntimeException ex) {
+            // no log to show
+        }
+        return id + (e == null ? " did not start within " + Durations.human(STARTUP_TIMEOUT)
+                : " exited while starting (" + exitMeaning(Integer.parseInt(e.detail)) + ")") + "; see " + log + tail;
+    }
+
+    private void timeline() {
+        Leader first = awaitLeader(generationBefore, STARTUP_TIMEOUT, "a first leader");
+        runStartNanos = first.seenNanos;
+        long d = opt.duration.toNanos();
+        pace(runStartNanos + d / 10);
+        pauseLeader();
+        pace(runStartNanos + d * 4 / 10);
+        killLeader();
+        pace(runStartNanos + d * 7 / 10);
+        stopLeaderGracefully();
+        pace(runStartNanos + d);
+    }
+
+    // ------------------------------------------------------------------------------------------ faults
+
+    /** Fault 1: SIGSTOP the leader for longer than its lease, then SIGCONT it: its stale write must be refused. */
+    private void pauseLeader() {
+        Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to pause");
+        NodeProc p = proc(l.owner);
+        say("");
+        say("FAULT 1/3  pause the leader: SIGSTOP " + l.owner + " (pid " + p.pid + ", generation " + l.generation
+                + ") for longer than its " + Durations.human(opt.ttl) + " lease");
+        long stopAt = System.nanoTime();
+        signal(p, "STOP");
+        p.paused = true;
+        Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover while "
+                + l.owner + " is paused");
+        long takeoverMs = millis(next.seenNanos - stopAt);
+        say("           takeover: " + next.owner + " leads with generation " + next.generation + ", " + ms(takeoverMs)
+                + " after the pause (the paused leader's lease had to expire first)");
+        // Keep it paused past the TTL and until the new leader has committed some rows.
+        awaitTrue(() -> System.nanoTime() - stopAt > opt.ttl.plusMillis(300).toNanos()
+                && rowsOf(next.generation) >= 5, STEP_TIMEOUT, "rows from generation " + next.generation);
+        long pausedMs = millis(System.nanoTime() - stopAt);
+        say("           SIGCONT " + l.owner + " after " + ms(pausedMs) + ": it wakes up still running generation "
+                + l.generation + "'s task, unaware that generation " + next.generation + " exists");
+        long contAt = System.nanoTime();
+        signal(p, "CONT");
+        p.paused = false;
+        long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
+        // A generation is granted once, so these events can only be about the paused term.
+        Predicate<Event> ofStaleTerm = e -> e.node.equals(l.owner) && e.generation == l.generation;
+        Event revoked = awaitEvent(ofStaleTerm.and(e -> e.type.equals("REVOKED")), deadline);
+        if (revoked == null) {
+            throw new StepFailed(l.owner + " did not step down from generation " + l.generation + " within "
+                    + Durations.human(STEP_TIMEOUT) + " after SIGCONT");
+        }
+        // After LOST or DEADLINE the node deliberately writes once more under the revoked grant (as a zombie
+        // task would): the database fence decides.
+        boolean probed = revoked.detail.equals("LOST") || revoked.detail.equals("DEADLINE");
+        Event probe = probed ? awaitEvent(ofStaleTerm.and(e -> e.type.startsWith("STALE_WRITE_")), deadline) : null;
+        Event rejected = findEvent(ofStaleTerm.and(e -> e.type.equals("WRITE_REJECTED")));
+        List<String> parts = new ArrayList<>();
+        if (rejected != null) {
+            parts.add(rejected.detail.equals("database")
+                    ? "its task's next fenced write (generation " + l.generation + ") was rejected by the database"
+                    : "its task's next write was refused locally (term already cancelled)");
+        }
+        parts.add("it stepped down (" + revoked.detail + ") " + ms(Math.max(0, millis(revoked.nanos - contAt)))
+                + " after SIGCONT");
+        String probeOutcome = !probed ? "not attempted (the term ended " + revoked.detail + ")"
+                : probe == null ? "not reported"
+                : probe.type.equals("STALE_WRITE_REJECTED") ? "rejected by the database"
+                : probe.type.equals("STALE_WRITE_COMMITTED") ? "COMMITTED" : "failed: " + probe.detail;
+        parts.add("a deliberate write with its old generation-" + l.generation + " grant was " + probeOutcome);
+        if (probe == null || !probe.type.equals("STALE_WRITE_REJECTED")) {
+            failures.add("the deliberate stale write of " + l.owner + " under generation " + l.generation
+                    + " after generation " + next.generation + " existed was " + probeOutcome
+                    + "; expected: rejected by the database");
+        }
+        String outcome = String.join("; ", parts);
+        say("           result: " + outcome);
+        if (probe == null || !probe.type.equals("STALE_WRITE_REJECTED")) {
+            failures.add("the stale write of " + l.owner + " under generation " + l.generation + " after generation "
+                    + next.generation + " existed was " + probeOutcome + "; expected: rejected by the database");
+        }
+        pause.put("node", l.owner);
+        pause.put("generation", l.generation);
+        pause.put("newLeader", next.owner);
+        pause.put("newGeneration", next.generation);
+        pause.put("takeoverMs", takeoverMs);
+        pause.put("pausedMs", pausedMs);
+        pause.put("taskWrite", rejected == null ? "none attempted" : "rejected by the " + rejected.detail);
+        pause.put("steppedDown", revoked.detail);
+        pause.put("steppedDownMsAfterResume", Math.max(0, millis(revoked.nanos - contAt)));
+        pause.put("deliberateStaleWrite", probeOutcome);
+        pause.put("outcome", outcome);
+    }
+
+    /** Fault 2: SIGKILL the leader; measure until a new generation appears; restart the node. */
+    private void killLeader() {
+        Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to kill");
+        NodeProc p = proc(l.owner);
+        say("");
+        say("FAULT 2/3  crash the leader: SIGKILL " + l.owner + " (pid " + p.pid + ", generation " + l.generation
+                + "); polling the lease every " + POLL.toMillis() + " ms");
+        long killAt = System.nanoTime();
+        p.process.toHandle().destroyForcibly(); // SIGKILL
+        Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover after SIGKILL");
+        long takeoverMs = millis(next.seenNanos - killAt);
+        say("           takeover: " + next.owner + " leads with generation " + next.generation + ", " + ms(takeoverMs)
+                + " after SIGKILL (bounded by the " + Durations.human(opt.ttl) + " TTL: a dead leader's lease must expire)");
+        kill.put("node", l.owner);
+        kill.put("generation", l.generation);
+        kill.put("newLeader", next.owner);
+        kill.put("newGeneration", next.generation);
+        kill.put("takeoverMs", takeoverMs);
+        awaitExit(p);
+        restart(l.owner);
+    }
+
+    /** Fault 3: SIGTERM the leader; its shutdown hook releases the lease; measure the hand-off. */
+    private void stopLeaderGracefully() {
+        Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to stop");
+        NodeProc p = proc(l.owner);
+        say("");
+        say("FAULT 3/3  stop the leader gracefully: SIGTERM " + l.owner + " (pid " + p.pid + ", generation "
+                + l.generation + "); its shutdown hook closes Baton, which releases the lease");
+        long termAt = System.nanoTime();
+        p.process.toHandle().destroy(); // SIGTERM (Process.destroy() would also close our end of its stdout)
+        Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a hand-off after SIGTERM");
+        long handOffMs = millis(next.seenNanos - termAt);
+        String endReason = leases.history(DemoCommand.LEASE, 50).stream().filter(h -> h.generation() == l.generation)
+                .findFirst().flatMap(LeaseHistoryEntry::endReason).orElse("?");
+        say("           hand-off: " + next.owner + " leads with generation " + next.generation + ", " + ms(handOffMs)
+                + " after SIGTERM (generation " + l.generation + " ended: " + endReason + ")");
+        graceful.put("node", l.owner);
+        graceful.put("generation", l.generation);
+        graceful.put("newLeader", next.owner);
+        graceful.put("newGeneration", next.generation);
+        graceful.put("handOffMs", handOffMs);
+        graceful.put("endReason", endReason);
+        if (!"released".equals(endReason)) {
+            failures.add("generation " + l.generation + " of " + l.owner + " ended '" + endReason
+                    + "' after SIGTERM; expected 'released'");
+        }
+        awaitExit(p);
+        restart(l.owner);
+    }
+
+    // ------------------------------------------------------------------------------------------ stop, verify, report
+
+    private void stopAll() {
+        say("");
+        Optional<Leader> leader = currentLeader();
+        String leaderId = leader.map(x -> x.owner).orElse(null);
+        say("stopping all nodes (SIGTERM), the leader last");
+        List<NodeProc> followers = procs.values().stream().filter(p -> !p.id.equals(leaderId)).toList();
+        followers.forEach(this::terminate);
+        followers.forEach(this::awaitExitOrKill);
+        NodeProc last = leaderId != null ? procs.get(leaderId) : null;
+        if (last != null) {
+            terminate(last);
+            awaitExitOrKill(last);
+        }
+    }
+
+    private int verifyAndReport() throws IOException, SQLException {
+        List<LeaseHistoryEntry> history = new ArrayList<>(leases.history(DemoCommand.LEASE, 10_000));
+        history.removeIf(h -> h.generation() <= generationBefore);
+        history.sort(Comparator.comparingLong(LeaseHistoryEntry::generation));
+        List<Grant> grants = history.stream().map(h -> new Grant(h.name(), h.generation(), h.owner())).toList();
+        List<Write> writes = new ArrayList<>();
+        try (Connection c = ds.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT seq, lease_name, generation, node_id FROM \"" + opt.schema
+                     + "\"." + DemoCommand.LEDGER + " WHERE seq > ? ORDER BY seq")) {
+            ps.setLong(1, seqBefore);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    writes.add(new Write(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(4)));
+                }
+            }
+        }
+        CheckResult check = FencedMutexChecker.check(grants, writes);
+        Map<Long, Long> rowsPerGeneration = new TreeMap<>();
+        for (Write w : writes) {
+            rowsPerGeneration.merge(w.generation(), 1L, Long::sum);
+        }
+        long taskRejected = countEvents(e -> e.type.equals("WRITE_REJECTED") && e.detail.equals("database"));
+        long probeRejected = countEvents(e -> e.type.equals("STALE_WRITE_REJECTED"));
+        long rejectedByDb = taskRejected + probeRejected;
+        long refusedLocally = countEvents(e -> e.type.equals("WRITE_REJECTED") && !e.detail.equals("database"));
+        long unknown = countEvents(e -> e.type.equals("WRITE_UNKNOWN"));
+        boolean pass = check.ok() && failures.isEmpty();
+        long runMs = runStartNanos == 0 ? 0 : millis(System.nanoTime() - runStartNanos);
+
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("verdict", pass ? "PASS" : "FAIL");
+        json.put("nodes", opt.nodes);
+        json.put("lease", DemoCommand.LEASE);
+        json.put("leaseTtlMs", opt.ttl.toMillis());
+        json.put("renewIntervalMs", opt.renew.toMillis());
+        json.put("runMs", runMs);
+        json.put("generations", history.size());
+        json.put("rowsWritten", writes.size());
+        List<Object> gens = new ArrayList<>();
+        for (LeaseHistoryEntry h : history) {
+            Map<String, Object> g = new LinkedHashMap<>();
+            g.put("generation", h.generation());
+            g.put("owner", h.owner());
+            g.put("rows", rowsPerGeneration.getOrDefault(h.generation(), 0L));
+            g.put("ended", h.endReason().orElse(null));
+            gens.add(g);
+        }
+        json.put("generationDetails", gens);
+        json.put("takeoverAfterKillMs", kill.get("takeoverMs"));
+        json.put("handOffAfterReleaseMs", graceful.get("handOffMs"));
+        json.put("takeoverAfterPauseMs", pause.get("takeoverMs"));
+        Map<String, Object> stale = new LinkedHashMap<>();
+        stale.put("rejectedByDatabase", rejectedByDb);
+        stale.put("taskWritesRejectedByDatabase", taskRejected);
+        stale.put("deliberateStaleWritesRejected", probeRejected);
+        stale.put("refusedLocally", refusedLocally);
+        stale.put("unknownOutcome", unknown);
+        json.put("staleWrites", stale);
+        Map<String, Object> faults = new LinkedHashMap<>();
+        faults.put("pause", pause);
+        faults.put("kill", kill);
+        faults.put("gracefulStop", graceful);
+        json.put("faults", faults);
+        Map<String, Object> checker = new LinkedHashMap<>();
+        checker.put("ok", check.ok());
+        checker.put("grantsChecked", check.grantsChecked());
+        checker.put("writesChecked", check.writesChecked());
+        checker.put("rules", List.of("R1 at most one owner per generation",
+                "R3 committed writes never go back in generation (ledger order)",
+                "R4 every write carries a generation granted to its writer"));
+        checker.put("violations", check.violations());
+        json.put("checker", checker);
+        json.put("failures", List.copyOf(failures));
+        json.put("nodeLogs", logs.toString());
+        Path reportFile = opt.report.toAbsolutePath();
+        if (reportFile.getParent() != null) {
+            Files.createDirectories(reportFile.getParent());
+        }
+        Files.writeString(reportFile, Json.write(json), StandardCharsets.UTF_8);
+
+        StringBuilder r = new StringBuilder();
+        String rule = "=".repeat(78);
+        r.append('\n').append(rule).append('\n');
+        r.append(" Baton demo: verified report\n").append(rule).append('\n');
+        row(r, "nodes", opt.nodes + " processes, lease '" + DemoCommand.LEASE + "' (TTL " + Durations.human(opt.ttl)
+                + ", renewal every " + Durations.human(opt.renew) + ")");
+        row(r, "ran", ms(runMs) + " after the first election");
+        row(r, "generations", history.isEmpty() ? "0"
+                : history.size() + " (" + history.get(0).generation() + " to " + history.get(history.size() - 1).generation() + ")");
+        row(r, "fenced rows written", String.format(Locale.ROOT, "%,d", writes.size()));
+        r.append("  rows per generation:\n");
+        r.append(String.format(Locale.ROOT, "    %-10s  %-8s  %7s  %s%n", "generation", "owner", "rows", "ended"));
+        for (LeaseHistoryEntry h : history) {
+            r.append(String.format(Locale.ROOT, "    %-10d  %-8s  %,7d  %s%n", h.generation(), h.owner(),
+                    rowsPerGeneration.getOrDefault(h.generation(), 0L), h.endReason().orElse("current")
+                            + note(h.generation())));
+        }
+        row(r, "takeover after SIGKILL", kill.containsKey("takeoverMs") ? ms((Long) kill.get("takeoverMs"))
+                + " (" + kill.get("node") + " g" + kill.get("generation") + " -> " + kill.get("newLeader") + " g"
+                + kill.get("newGeneration") + "; lease TTL " + Durations.human(opt.ttl) + ")" : "not measured");
+        row(r, "hand-off after release", graceful.containsKey("handOffMs") ? ms((Long) graceful.get("handOffMs"))
+                + " (" + graceful.get("node") + " g" + graceful.get("generation") + " -> " + graceful.get("newLeader") + " g"
+                + graceful.get("newGeneration") + "; SIGTERM, Baton released the lease on shutdown)" : "not measured");
+        row(r, "takeover after SIGSTOP", pause.containsKey("takeoverMs") ? ms((Long) pause.get("takeoverMs"))
+                + " (" + pause.get("node") + " g" + pause.get("generation") + " paused " + ms((Long) pause.get("pausedMs"))
+                + " -> " + pause.get("newLeader") + " g" + pause.get("newGeneration") + ")" : "not measured");
+        row(r, "resumed former leader", pause.containsKey("outcome") ? String.valueOf(pause.get("outcome")) : "not observed");
+        row(r, "stale writes rejected", rejectedByDb + " by the database fence (" + taskRejected + " from a leader task, "
+                + probeRejected + " deliberate), " + refusedLocally + " refused locally after cancellation"
+                + (unknown > 0 ? ", " + unknown + " with unknown outcome" : ""));
+        row(r, "history check", (check.ok() ? "PASS" : "FAIL") + ": FencedMutexChecker over " + check.grantsChecked()
+                + " grants and " + String.format(Locale.ROOT, "%,d", check.writesChecked()) + " ledger writes");
+        r.append("    R1 at most one owner per generation; R3 committed writes never go back in\n")
+                .append("    generation; R4 every write carries a generation granted to its writer\n");
+        for (String v : check.violations()) {
+            r.append("    VIOLATION ").append(v).append('\n');
+        }
+        for (String f : failures) {
+            r.append("    FAILED STEP ").append(f).append('\n');
+        }
+        row(r, "verdict", pass ? "PASS" : "FAIL");
+        row(r, "report", reportFile.toString());
+        r.append(rule).append('\n');
+        synchronized (out) {
+            out.print(r);
+            out.flush();
+        }
+        return pass ? Main.EXIT_OK : Main.EXIT_CHECK_FAILED;
+    }
+
+    private String note(long generation) {
+        if (Long.valueOf(generation).equals(pause.get("generation"))) {
+            return " (SIGSTOP)";
+        }
+        if (Long.valueOf(generation).equals(kill.get("generation"))) {
+            return " (SIGKILL)";
+        }
+        if (Long.valueOf(generation).equals(graceful.get("generation"))) {
+            return " (SIGTERM)";
+        }
+        return "";
+    }
+
+    private static void row(StringBuilder sb, String label, String value) {
+        sb.append(String.format(Locale.ROOT, "  %-24s %s%n", label, value));
+    }
+
+    // ------------------------------------------------------------------------------------------ leader polling
+
+    private record Leader(String owner, long generation, long seenNanos, Duration left) {}
+
+    private Optional<Leader> currentLeader() {
+        long now = System.nanoTime();
+        return leases.inspect(DemoCommand.LEASE).filter(LeaseInfo::held)
+                .map(i -> new Leader(i.owner().orElseThrow(), i.generation(), now, i.remaining()));
+    }
+
+    /**
+     * Polls the lease every 20 ms until it is held with a generation above {@code above} by a node that is not
+     * paused and has itself reported ELECTED for that generation. (An acquisition whose answer timed out can
+     * commit without its node knowing: the database then has an owner that writes nothing until the lease
+     * expires. The demo waits for a leader that knows it leads.) The returned time is when the generation was
+     * first seen in the database.
+     */
+    private Leader awaitLeader(long above, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Map<Long, Long> firstSeen = new TreeMap<>();
+        while (true) {
+            Optional<Leader> l;
+            try {
+                l = currentLeader();
+            } catch (RuntimeException e) {
+                l = Optional.empty(); // transient: keep polling until the deadline
+            }
+            if (l.isPresent() && l.get().generation > above) {
+                Leader x = l.get();
+                long seen = firstSeen.computeIfAbsent(x.generation, g -> x.seenNanos);
+                NodeProc p = procs.get(x.owner);
+                if (p != null && !p.paused && findEvent(e -> e.pid == p.pid && e.type.equals("ELECTED")
+                        && e.generation == x.generation) != null) {
+                    return new Leader(x.owner, x.generation, seen, x.left);
+                }
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new StepFailed("no " + what + " within " + Durations.human(timeout));
+            }
+            sleep(POLL.toMillis());
+        }
+    }
+
+    private void awaitTrue(BooleanSupplier condition, Duration timeout, String what) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new StepFailed("timed out after " + Durations.human(timeout) + " waiting for " + what);
+            }
+            sleep(POLL.toMillis());
+        }
+    }
+
+    /** Waits until {@code nanos}, printing a status line now and then. Pacing only. */
+    private void pace(long untilNanos) {
+        long nextStatus = System.nanoTime();
+        while (System.nanoTime() - untilNanos < 0) {
+            if (System.nanoTime() - nextStatus >= 0) {
+                status();
+                nextStatus = System.nanoTime() + STATUS_EVERY.toNanos();
+            }
+            long left = Math.min(untilNanos - System.nanoTime(), nextStatus - System.nanoTime());
+            sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 250)));
+        }
+    }
+
+    private void status() {
+        try {
+            Optional<Leader> l = currentLeader();
+            long total = rowsOf(-1);
+            say("status     " + l.map(x -> "leader " + x.owner + ", generation " + x.generation + ", lease "
+                    + Durations.human(x.left) + " left | ledger " + total + " rows, " + rowsOf(x.generation)
+                    + " in generation " + x.generation).orElse("no leader right now | ledger " + total + " rows"));
+        } catch (RuntimeException e) {
+            say("status     unavailable: " + Db.rootMessage(e));
+        }
+    }
+
+    /** Rows this run wrote, all of them ({@code generation < 0}) or of one generation. */
+    private long rowsOf(long generation) {
+        String sql = "SELECT count(*) FROM \"" + opt.schema + "\"." + DemoCommand.LEDGER + " WHERE seq > ?"
+                + (generation >= 0 ? " AND generation = ?" : "");
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, seqBefore);
+            if (generation >= 0) {
+                ps.setLong(2, generation);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("counting ledger rows failed: " + e.getMessage(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ processes
+
+    private final class NodeProc {
+        final String id;
+        final Process process;
+        final long pid;
+        final OutputStream stdin; // kept open: the node exits when it closes (when this JVM dies)
+        volatile boolean paused;
+
+        NodeProc(String id, Process process) {
+            this.id = id;
+            this.process = process;
+            this.pid = process.pid();
+            this.stdin = process.getOutputStream();
+        }
+    }
+
+    private NodeProc proc(String id) {
+        NodeProc p = procs.get(id);
+        if (p == null) {
+            throw new StepFailed("the lease owner '" + id + "' is not one of this demo's nodes");
+        }
+        return p;
+    }
+
+    private void spawn(String id) {
+        if (cleanedUp) {
+            throw new StepFailed("shutting down");
+        }
+        String javaBin = ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .map(e -> Path.of(e).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
+        List<String> cmd = List.of(javaBin, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", classPath, Main.class.getName(), "node",
+                "--schema", opt.schema, "--node-id", id, "--lease", DemoCommand.LEASE, "--ledger", DemoCommand.LEDGER,
+                "--ttl", opt.ttl.toMillis() + "ms", "--renew", opt.renew.toMillis() + "ms", "--stale-write-probe",
+                "--exit-on-stdin-eof");
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().put(NodeCommand.URL_ENV, url);
+        pb.redirectError(Redirect.appendTo(logs.resolve(id + ".log").toFile()));
+        Process process;
+        try {
+            process = pb.start();
+        } catch (IOException e) {
+            throw new CliException(Main.EXIT_USAGE, "could not start node process " + id + ": " + e.getMessage(), e);
+        }
+        NodeProc p = new NodeProc(id, process);
+        procs.put(id, p);
+        everyProc.add(p);
+        Thread reader = new Thread(() -> read(p), "baton-demo-" + id + "-reader");
+        reader.setDaemon(true);
+        reader.start();
+        process.onExit().thenAccept(x -> {
+            int code = x.exitValue();
+            record(new Event(System.nanoTime(), p.id, p.pid, "EXITED", -1, Integer.toString(code)));
+            say(String.format(Locale.ROOT, "%-10s process %d ended (%s)", p.id, p.pid, exitMeaning(code)));
+        });
+    }
+
+    private void restart(String id) {
+        spawn(id);
+        NodeProc p = procs.get(id);
+        say(String.format(Locale.ROOT, "%-10s restarted as pid %d", id, p.pid));
+        String problem = awaitReady(p, System.nanoTime() + STARTUP_TIMEOUT.toNanos());
+        if (problem != null) {
+            throw new StepFailed(problem);
+        }
+    }
+
+    private void read(NodeProc p) {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                onLine(p, line.trim());
+            }
+        } catch (IOException e) {
+            // the process is gone
+        }
+    }
+
+    private void onLine(NodeProc p, String line) {
+        String[] f = line.split(" ", 3);
+        String type = f[0];
+        long gen = -1;
+        if (f.length > 1 && !type.equals("READY")) {
+            try {
+                gen = Long.parseLong(f[1]);
+            } catch (NumberFormatException e) {
+                gen = -1;
+            }
+        }
+        String detail = f.length > 2 ? f[2] : type.equals("READY") && f.length > 1 ? f[1] : "";
+        record(new Event(System.nanoTime(), p.id, p.pid, type, gen, detail));
+        String text = switch (type) {
+            case "READY" -> "ready (pid " + detail + ")";
+            case "ELECTED" -> "ELECTED leader with generation " + gen;
+            case "REVOKED" -> "stepped down from generation " + gen + ": " + detail + " (" + revocation(detail) + ")";
+            case "WRITE_REJECTED" -> detail.equals("database")
+                    ? "WRITE REJECTED: the database refused its fenced write with generation " + gen
+                            + " (a newer generation exists); nothing was written"
+                    : "write with generation " + gen + " refused locally: the term was already cancelled";
+            case "WRITE_UNKNOWN" -> "connection failed during COMMIT of a generation " + gen
+                    + " write (outcome unknown; the ledger will tell)";
+            case "WRITE_ERROR" -> "write with generation " + gen + " failed: " + detail;
+            case "STALE_WRITE_REJECTED" -> "STALE WRITE REJECTED: it deliberately wrote once more with its revoked "
+                    + "generation-" + gen + " grant (as a task ignoring cancellation would); the database fence refused it";
+            case "STALE_WRITE_COMMITTED" -> "a write with its revoked generation-" + gen + " grant was accepted: the "
+                    + "database still had generation " + gen + " as current";
+            case "STALE_WRITE_ERROR" -> "a write with its revoked generation-" + gen + " grant failed: " + detail;
+            case "STOPPED" -> "closed cleanly (Baton stopped its leadership and recorded the node as stopped)";
+            default -> line;
+        };
+        say(String.format(Locale.ROOT, "%-10s %s", p.id, text));
+    }
+
+    private static String revocation(String reason) {
+        return switch (reason) {
+            case "STOPPED" -> "shut down; task cancelled, lease released";
+            case "LOST" -> "a renewal found the lease expired or taken over";
+            case "DEADLINE" -> "no renewal confirmed within TTL/2, so it stopped by itself";
+            case "TASK_COMPLETED" -> "the task returned";
+            case "TASK_FAILED" -> "the task failed";
+            default -> "?";
+        };
+    }
+
+    private static String exitMeaning(int code) {
+        return switch (code) {
+            case 0 -> "exit 0";
+            case 137 -> "killed by SIGKILL";
+            case 143 -> "exit 143 after SIGTERM";
+            default -> code > 128 ? "signal " + (code - 128) : "exit " + code;
+        };
+    }
+
+    private void signal(NodeProc p, String signal) {
+        try {
+            Process k = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid)).redirectErrorStream(true).start();
+            String output = new String(k.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
+                throw new StepFailed("kill -" + signal + " " + p.pid + " failed: " + output);
+            }
+        } catch (IOException e) {
+            throw new StepFailed("cannot run kill -" + signal + " (the demo needs a POSIX system): " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StepFailed("interrupted");
+        }
+    }
+
+    private void terminate(NodeProc p) {
+        if (!p.process.isAlive()) {
+            return;
+        }
+        if (p.paused) {
+            try {
+                signal(p, "CONT");
+            } catch (StepFailed e) {
+                // it will be killed below
+            }
+            p.paused = false;
+        }
+        p.process.toHandle().destroy();
+    }
+
+    private void awaitExit(NodeProc p) {
+        try {
+            if (!p.process.waitFor(STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new StepFailed(p.id + " (pid " + p.pid + ") did not exit within " + Durations.human(STEP_TIMEOUT));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StepFailed("interrupted");
+        }
+    }
+
+    private void awaitExitOrKill(NodeProc p) {
+        try {
+            if (!p.process.waitFor(20, TimeUnit.SECONDS)) {
+                say(p.id + " did not stop within 20 s of SIGTERM; killing it");
+                p.process.toHandle().destroyForcibly();
+                p.process.waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Idempotent: every child process ends, the pool closes, the embedded database stops. */
+    private synchronized void cleanup() {
+        if (cleanedUp) {
+            return;
+        }
+        cleanedUp = true;
+        if (!finished) {
+            say("interrupted: stopping every node process" + (embedded != null ? " and the embedded PostgreSQL" : ""));
+        }
+        for (NodeProc p : everyProc) {
+            if (p.process.isAlive()) {
+                if (p.paused) {
+                    try {
+                        new ProcessBuilder("kill", "-CONT", Long.toString(p.pid)).start().waitFor(5, TimeUnit.SECONDS);
+                    } catch (IOException | InterruptedException e) {
+                        // SIGKILL below works on a stopped process too
+                    }
+                }
+                p.process.toHandle().destroy();
+            }
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (NodeProc p : everyProc) {
+            try {
+                long left = Math.max(1, deadline - System.nanoTime());
+                if (!p.process.waitFor(left, TimeUnit.NANOSECONDS)) {
+                    p.process.toHandle().destroyForcibly();
+                    p.process.waitFor(5, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                p.process.toHandle().destroyForcibly();
+            }
+            try {
+                p.stdin.close();
+            } catch (IOException e) {
+                // gone
+            }
+        }
+        if (ds != null) {
+            ds.close();
+        }
+        if (embedded != null) {
+            try {
+                embedded.close();
+            } catch (IOException | RuntimeException e) {
+                err.println("baton demo: stopping the embedded PostgreSQL failed: " + e.getMessage());
+                err.flush();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ events and output
+
+    private record Event(long nanos, String node, long pid, String type, long generation, String detail) {}
+
+    private void record(Event e) {
+        synchronized (events) {
+            events.add(e);
+            events.notifyAll();
+        }
+    }
+
+    private Event findEvent(Predicate<Event> p) {
+        synchronized (events) {
+            return events.stream().filter(p).findFirst().orElse(null);
+        }
+    }
+
+    private long countEvents(Predicate<Event> p) {
+        synchronized (events) {
+            return events.stream().filter(p).count();
+        }
+    }
+
+    /** Waits until an event matching {@code p} has been recorded, or {@code deadlineNanos}; null on time-out. */
+    private Event awaitEvent(Predicate<Event> p, long deadlineNanos) {
+        synchronized (events) {
+            while (true) {
+                Event e = events.stream().filter(p).findFirst().orElse(null);
+                if (e != null) {
+                    return e;
+                }
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(events, left);
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    return null;
+                }
+            }
+        }
+    }
+
+    private void say(String line) {
+        double s = (System.nanoTime() - t0) / 1e9;
+        synchronized (out) {
+            if (line.isEmpty()) {
+                out.println();
+            } else {
+                out.printf(Locale.ROOT, "[%7.2fs] %s%n", s, line);
+            }
+            out.flush();
+        }
+    }
+
+    private static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    private static String ms(long millis) {
+        return String.format(Locale.ROOT, "%,d ms", millis);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StepFailed("interrupted");
+        }
+    }
+
+    /** A step of the timeline was not observed in time; the run goes on to stop, check and report. */
+    private static final class StepFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        StepFailed(String message) {
+            super(message);
+        }
+    }
+}
