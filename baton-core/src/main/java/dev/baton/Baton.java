@@ -36,6 +36,8 @@ public final class Baton implements AutoCloseable {
 
     /** The default schema. */
     public static final String DEFAULT_SCHEMA = "baton";
+    /** The queue sweeps run on (added to the worker with 2 slots when sweeps are registered). */
+    public static final String SWEEP_QUEUE = "baton.sweeps";
     /** Nodes beat every 5 s; a node is stale after three missed beats. */
     public static final Duration DEFAULT_NODE_HEARTBEAT = Duration.ofSeconds(5);
 
@@ -55,6 +57,11 @@ public final class Baton implements AutoCloseable {
     private final Worker worker;
     private final Leadership maintenance;
     private final Coordination primitives;
+    private final Schedules schedules;
+    private final Leadership scheduler;
+    private final String app;
+    private final String appVersion;
+    private final List<Schedule> declared;
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
     private volatile boolean started;
     private volatile boolean closed;
@@ -71,16 +78,39 @@ public final class Baton implements AutoCloseable {
         this.notifier = new Notifier(listen, schema, b.notifications);
         this.leases = new Leases(dataSource, schema, hooks, ticker, notifier);
         this.nodes = new Nodes(dataSource, schema, leases);
-        this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat);
+        this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat, b.app, b.appVersion);
+        this.app = b.app;
+        this.appVersion = b.appVersion;
+        this.declared = List.copyOf(b.schedules.values());
         this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker);
         this.jobStore = new JobStore(schema);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
         this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload);
-        if (b.worker != null) {
-            this.worker = new Worker(dataSource, coordination, jobStore, b.handlers, b.worker, nodeId, b.codec, notifier,
-                    hooks, ticker);
+        this.schedules = new Schedules(dataSource, schema, jobStore, jobs);
+        if (!b.sweeps.isEmpty() && b.worker == null) {
+            throw new IllegalArgumentException("sweeps " + b.sweeps + " were registered but no worker is configured; "
+                    + "sweeps run as jobs: add .worker(WorkerConfig.builder()...build())");
+        }
+        WorkerConfig workerConfig = b.worker;
+        if (workerConfig != null && !b.sweeps.isEmpty() && !workerConfig.queues().containsKey(SWEEP_QUEUE)) {
+            java.util.Map<String, Integer> queues = new LinkedHashMap<>(workerConfig.queues());
+            queues.put(SWEEP_QUEUE, 2);
+            workerConfig = new WorkerConfig(queues, workerConfig.jobLease(), workerConfig.heartbeatInterval(),
+                    workerConfig.pollInterval(), workerConfig.rescueInterval(), workerConfig.maxStalls(),
+                    workerConfig.drainTimeout(), workerConfig.retention(), workerConfig.maxPayloadBytes());
+        }
+        if (workerConfig != null || !declared.isEmpty()) {
+            Duration poll = workerConfig != null ? workerConfig.pollInterval() : WorkerConfig.DEFAULT_POLL_INTERVAL;
+            this.scheduler = leadership(Scheduler.LEASE, b.maintenance,
+                    new Scheduler(dataSource, schedules, jobStore, notifier, poll, app));
+        } else {
+            this.scheduler = null;
+        }
+        if (workerConfig != null) {
+            this.worker = new Worker(dataSource, coordination, jobStore, b.handlers, workerConfig, nodeId, b.codec,
+                    notifier, hooks, ticker);
             this.maintenance = leadership(JobMaintenance.LEASE, b.maintenance,
-                    new JobMaintenance(dataSource, jobStore, b.worker, nodeId, primitives));
+                    new JobMaintenance(dataSource, jobStore, workerConfig, nodeId, primitives));
         } else {
             if (!b.handlers.isEmpty()) {
                 throw new IllegalArgumentException("job handlers " + b.handlers.keySet() + " were registered but no "
@@ -131,10 +161,17 @@ public final class Baton implements AutoCloseable {
             SchemaMigrator.verify(dataSource, schema);
         }
         registrar.start();
+        if (!declared.isEmpty()) {
+            schedules.declare(app, appVersion, declared);
+        }
+        schedules.disableOrphans(app);
         notifier.start();
         if (worker != null) {
             worker.start();
             maintenance.start();
+        }
+        if (scheduler != null) {
+            scheduler.start();
         }
         started = true;
         log.info("Baton node '{}' started on schema '{}' (notifications: {})", nodeId, schema,
@@ -158,6 +195,11 @@ public final class Baton implements AutoCloseable {
      */
     public Coordination coordination() {
         return primitives;
+    }
+
+    /** Recurring schedules: list with next and last run, pause, resume, trigger now. */
+    public Schedules schedules() {
+        return schedules;
     }
 
     /** The node registry and the ownership view. */
@@ -241,6 +283,10 @@ public final class Baton implements AutoCloseable {
         private PayloadCodec codec = PayloadCodec.jackson();
         private final Map<String, Worker.Registration<?>> handlers = new LinkedHashMap<>();
         private LeadershipConfig maintenance = LeadershipConfig.defaults();
+        private String app = "default";
+        private String appVersion = "0";
+        private final Map<String, Schedule> schedules = new LinkedHashMap<>();
+        private final List<String> sweeps = new java.util.ArrayList<>();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -263,7 +309,7 @@ public final class Baton implements AutoCloseable {
          * A separate data source for lease renewals, acquisition, job heartbeats and node heartbeats,
          * so that an exhausted application pool cannot starve them. Recommended: a small pool of its
          * own, sized at least: one connection per {@link Leadership} (each holds one; job maintenance
-         * is one when a worker is configured), one for the job heartbeater, one for LISTEN (unless a
+         * and the scheduler are one each when a worker is configured), one for the job heartbeater, one for LISTEN (unless a
          * {@link #listenDataSource} is given), plus two for node heartbeats and state changes.
          */
         public Builder coordinationDataSource(DataSource ds) {
@@ -340,6 +386,43 @@ public final class Baton implements AutoCloseable {
                 throw new IllegalArgumentException("a handler for job kind '" + kind + "' is already registered");
             }
             handlers.put(kind, new Worker.Registration<>(kind, type, handler, retry));
+            return this;
+        }
+
+        /**
+         * The application this node belongs to and its version. Schedules are owned by their
+         * application; a version never rewrites schedules stored by a newer version, and a schedule is
+         * disabled only when no live node of a declaring version remains. Default "default" / "0".
+         */
+        public Builder application(String name, String version) {
+            this.app = Identifiers.name("application name", name);
+            this.appVersion = Identifiers.name("application version", version);
+            return this;
+        }
+
+        /** Declares a recurring schedule, upserted at start-up (see {@link Schedule}). */
+        public Builder schedule(Schedule schedule) {
+            Objects.requireNonNull(schedule, "schedule");
+            schedule.requireJob();
+            if (schedules.putIfAbsent(schedule.name(), schedule) != null) {
+                throw new IllegalArgumentException("schedule '" + schedule.name() + "' is declared twice");
+            }
+            return this;
+        }
+
+        /**
+         * Housekeeping that runs once per {@code interval} across all instances: a schedule named
+         * {@code sweep:<name>} enqueueing a job on queue {@value #SWEEP_QUEUE} that runs {@code task}.
+         * Missed intervals are skipped. Needs a worker.
+         */
+        public Builder sweep(String name, Duration interval, SweepTask task) {
+            Identifiers.name("sweep name", name);
+            Objects.requireNonNull(task, "task");
+            String kind = "baton.sweep:" + name;
+            schedule(Schedule.every("sweep:" + name, interval).job(kind, null).queue(SWEEP_QUEUE)
+                    .misfire(MisfirePolicy.SKIP).maxAttempts(3));
+            handle(kind, Object.class, (ignored, ctx) -> task.run(ctx));
+            sweeps.add(name);
             return this;
         }
 

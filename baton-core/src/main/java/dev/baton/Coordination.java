@@ -101,7 +101,8 @@ public final class Coordination {
         } catch (SQLException e) {
             boolean timedOut = QUERY_CANCELED.equals(e.getSQLState());
             String why = timedOut ? "did not answer within " + timeout : "failed (" + e.getMessage() + ")";
-            if (onTimeout == OnTimeout.THROW || !(timedOut || Jdbc.isConnectionFailure(e))) {
+            // Unreachable includes the pool giving up on a connection, as for caps and rate limiters.
+            if (onTimeout == OnTimeout.THROW || !(timedOut || ConcurrencyCap.unreachable(e))) {
                 throw new BatonException("dedupe of delivery '" + deliveryId + "' from '" + source + "' " + why, e);
             }
             fallbacks.incrementAndGet();

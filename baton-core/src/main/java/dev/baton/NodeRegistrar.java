@@ -23,13 +23,15 @@ final class NodeRegistrar {
     private final Sql sql;
     private final String nodeId;
     private final Duration interval;
+    private final String metaJson;
     private ScheduledExecutorService scheduler;
 
-    NodeRegistrar(DataSource dataSource, String schema, String nodeId, Duration interval) {
+    NodeRegistrar(DataSource dataSource, String schema, String nodeId, Duration interval, String app, String appVersion) {
         this.dataSource = dataSource;
         this.sql = Sql.load("node.sql", Identifiers.schema(schema));
         this.nodeId = nodeId;
         this.interval = interval;
+        this.metaJson = "{\"app\":" + JacksonCodec.quote(app) + ",\"appVersion\":" + JacksonCodec.quote(appVersion) + "}";
     }
 
     synchronized void start() {
@@ -75,7 +77,7 @@ final class NodeRegistrar {
             ps.setInt(3, PROTOCOL_VERSION);
             ps.setString(4, hostName());
             ps.setLong(5, ProcessHandle.current().pid());
-            ps.setString(6, null);
+            ps.setString(6, metaJson);
             ps.executeUpdate();
         } catch (SQLException e) {
             throw new BatonException("registering node '" + nodeId + "' failed: " + e.getMessage(), e);

@@ -47,7 +47,7 @@ final class Notifier implements AutoCloseable {
     Notifier(DataSource dataSource, String schema, NotificationMode mode) {
         this.dataSource = dataSource;
         this.probeChannel = Leases.channel(schema);
-        this.channels = List.of(Leases.channel(schema), JobStore.channel(schema));
+        this.channels = List.of(Leases.channel(schema), JobStore.channel(schema), Schedules.channel(schema));
         this.mode = mode;
     }
 

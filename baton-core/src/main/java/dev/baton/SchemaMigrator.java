@@ -17,7 +17,8 @@ import javax.sql.DataSource;
  */
 final class SchemaMigrator {
     /** The scripts, in order; the newest version this Baton understands is their count. */
-    static final List<String> SCRIPTS = List.of("V1__leases_and_nodes.sql", "V2__jobs.sql", "V3__coordination.sql");
+    static final List<String> SCRIPTS = List.of("V1__leases_and_nodes.sql", "V2__jobs.sql", "V3__coordination.sql",
+            "V4__schedules.sql");
     static final int CURRENT_VERSION = SCRIPTS.size();
 
     private SchemaMigrator() {}

@@ -1,0 +1,253 @@
+package dev.baton;
+
+import com.cronutils.model.Cron;
+import com.cronutils.model.CronType;
+import com.cronutils.model.definition.CronDefinitionBuilder;
+import com.cronutils.model.time.ExecutionTime;
+import com.cronutils.parser.CronParser;
+import java.time.DateTimeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A recurring schedule declared in code: a name, when (cron or fixed interval), and the job it
+ * enqueues at each due instant. Immutable; every setter validates at once and names what is wrong.
+ * Declared with {@code Baton.Builder#schedule}; stored durably with its next run, so each due instant
+ * produces one job however many instances run.
+ *
+ * <pre>{@code
+ * Schedule.cron("billing.close-day", "0 3 * * *").zone("Europe/Berlin").job("invoice.close-day", null)
+ * Schedule.every("cache.sweep", Duration.ofMinutes(5)).job("cache.sweep", null).misfire(MisfirePolicy.SKIP)
+ * }</pre>
+ *
+ * <p><b>Cron</b>: 5 fields (Unix: minute hour day-of-month month day-of-week) or 6 fields with seconds
+ * first (Spring). Evaluated in the schedule's time zone (default UTC). Across daylight-saving changes:
+ * a local time that does not exist (spring forward) fires at the first valid instant after the gap;
+ * a local time that occurs twice (fall back) fires once, at its first occurrence.
+ * <b>Intervals</b> are aligned to the epoch (every 5 minutes fires at :00, :05, …), in UTC.
+ */
+public final class Schedule {
+    /** Missed instants older than this are handled by the misfire policy; default 1 minute. */
+    public static final Duration DEFAULT_MISFIRE_THRESHOLD = Duration.ofMinutes(1);
+    public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
+    private static final CronParser UNIX = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
+    private static final CronParser SECONDS = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.SPRING53));
+
+    enum Kind { CRON, INTERVAL }
+
+    final String name;
+    final Kind kind;
+    final String spec;
+    final ZoneId zone;
+    final String jobKind;
+    final Object payload;
+    final String queue;
+    final int priority;
+    final int maxAttempts;
+    final MisfirePolicy misfire;
+    final int catchUpLimit;
+    final Duration misfireThreshold;
+    final boolean allowOverlap;
+    private final ExecutionTime cron;
+    private final long intervalMs;
+
+    private Schedule(String name, Kind kind, String spec, ZoneId zone, String jobKind, Object payload, String queue,
+                     int priority, int maxAttempts, MisfirePolicy misfire, int catchUpLimit,
+                     Duration misfireThreshold, boolean allowOverlap, ExecutionTime cron, long intervalMs) {
+        this.name = name;
+        this.kind = kind;
+        this.spec = spec;
+        this.zone = zone;
+        this.jobKind = jobKind;
+        this.payload = payload;
+        this.queue = queue;
+        this.priority = priority;
+        this.maxAttempts = maxAttempts;
+        this.misfire = misfire;
+        this.catchUpLimit = catchUpLimit;
+        this.misfireThreshold = misfireThreshold;
+        this.allowOverlap = allowOverlap;
+        this.cron = cron;
+        this.intervalMs = intervalMs;
+    }
+
+    /**
+     * A cron schedule: 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first.
+     *
+     * @throws IllegalArgumentException if the expression is not valid cron, with the parser's reason
+     */
+    public static Schedule cron(String name, String expression) {
+        Identifiers.name("schedule name", name);
+        return new Schedule(name, Kind.CRON, expression, ZoneId.of("UTC"), null, null, JobRequest.DEFAULT_QUEUE,
+                JobRequest.DEFAULT_PRIORITY, JobRequest.DEFAULT_MAX_ATTEMPTS, MisfirePolicy.RUN_ONCE, 0,
+                DEFAULT_MISFIRE_THRESHOLD, false, parse(name, expression), 0);
+    }
+
+    /** A fixed-interval schedule, aligned to the epoch; at least 100 ms. */
+    public static Schedule every(String name, Duration interval) {
+        Identifiers.name("schedule name", name);
+        if (interval == null || interval.compareTo(MIN_INTERVAL) < 0) {
+            throw new IllegalArgumentException("interval of schedule '" + name + "' must be at least " + MIN_INTERVAL
+                    + ", but was " + interval);
+        }
+        return new Schedule(name, Kind.INTERVAL, Long.toString(interval.toMillis()), ZoneId.of("UTC"), null, null,
+                JobRequest.DEFAULT_QUEUE, JobRequest.DEFAULT_PRIORITY, JobRequest.DEFAULT_MAX_ATTEMPTS,
+                MisfirePolicy.RUN_ONCE, 0, DEFAULT_MISFIRE_THRESHOLD, false, null, interval.toMillis());
+    }
+
+    private static ExecutionTime parse(String name, String expression) {
+        if (expression == null || expression.isBlank()) {
+            throw new IllegalArgumentException("cron expression of schedule '" + name + "' must not be empty");
+        }
+        String[] fields = expression.trim().split("\\s+");
+        if (fields.length != 5 && fields.length != 6) {
+            throw new IllegalArgumentException("cron expression of schedule '" + name + "' must have 5 fields (minute "
+                    + "hour day-of-month month day-of-week) or 6 (seconds first), but '" + expression + "' has "
+                    + fields.length);
+        }
+        try {
+            Cron c = (fields.length == 5 ? UNIX : SECONDS).parse(expression.trim());
+            c.validate();
+            return ExecutionTime.forCron(c);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("cron expression '" + expression + "' of schedule '" + name
+                    + "' is invalid: " + e.getMessage(), e);
+        }
+    }
+
+    private Schedule with(ZoneId zone, String jobKind, Object payload, String queue, int priority, int maxAttempts,
+                          MisfirePolicy misfire, int catchUpLimit, Duration threshold, boolean allowOverlap) {
+        return new Schedule(name, kind, spec, zone, jobKind, payload, queue, priority, maxAttempts, misfire,
+                catchUpLimit, threshold, allowOverlap, cron, intervalMs);
+    }
+
+    /** The time zone cron fields are read in (an IANA id such as "Europe/Berlin"); default UTC. */
+    public Schedule zone(String zoneId) {
+        ZoneId z;
+        try {
+            z = ZoneId.of(Objects.requireNonNull(zoneId, "zoneId"));
+        } catch (DateTimeException e) {
+            throw new IllegalArgumentException("time zone '" + zoneId + "' of schedule '" + name + "' is unknown: "
+                    + e.getMessage() + " (use an IANA id such as Europe/Berlin)", e);
+        }
+        if (kind == Kind.INTERVAL && !z.equals(ZoneId.of("UTC"))) {
+            throw new IllegalArgumentException("schedule '" + name + "' is a fixed interval; a time zone applies only "
+                    + "to cron schedules");
+        }
+        return with(z, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+                allowOverlap);
+    }
+
+    /** The job each due instant enqueues: its kind and payload (encoded by the Baton's codec). */
+    public Schedule job(String kind, Object payload) {
+        Identifiers.name("job kind", kind);
+        return with(zone, kind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+                allowOverlap);
+    }
+
+    public Schedule queue(String queue) {
+        return with(zone, jobKind, payload, JobRequest.validQueue(queue), priority, maxAttempts, misfire, catchUpLimit,
+                misfireThreshold, allowOverlap);
+    }
+
+    public Schedule priority(int priority) {
+        JobRequest.of("x", null).priority(priority); // same rule and message as jobs
+        return with(zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+                allowOverlap);
+    }
+
+    public Schedule maxAttempts(int maxAttempts) {
+        JobRequest.of("x", null).maxAttempts(maxAttempts);
+        return with(zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+                allowOverlap);
+    }
+
+    /** {@link MisfirePolicy#SKIP} or {@link MisfirePolicy#RUN_ONCE}; for catch-up use {@link #catchUp(int)}. */
+    public Schedule misfire(MisfirePolicy policy) {
+        Objects.requireNonNull(policy, "policy");
+        if (policy == MisfirePolicy.CATCH_UP) {
+            throw new IllegalArgumentException("CATCH_UP needs a bound: use catchUp(maxMissedRuns)");
+        }
+        return with(zone, jobKind, payload, queue, priority, maxAttempts, policy, 0, misfireThreshold, allowOverlap);
+    }
+
+    /** Catch up on at most {@code maxMissedRuns} (1 to 1000) missed instants after an outage. */
+    public Schedule catchUp(int maxMissedRuns) {
+        if (maxMissedRuns < 1 || maxMissedRuns > 1000) {
+            throw new IllegalArgumentException("catchUp of schedule '" + name + "' must be 1 to 1000 missed runs, "
+                    + "but was " + maxMissedRuns);
+        }
+        return with(zone, jobKind, payload, queue, priority, maxAttempts, MisfirePolicy.CATCH_UP, maxMissedRuns,
+                misfireThreshold, allowOverlap);
+    }
+
+    /** How late an instant may fire before it counts as missed; default 1 minute. */
+    public Schedule misfireThreshold(Duration threshold) {
+        Leases.requirePositive("misfireThreshold", threshold, false);
+        return with(zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, threshold,
+                allowOverlap);
+    }
+
+    /**
+     * Whether a run may start while the previous one is still running (default false: runs of this
+     * schedule share a concurrency key, so the next waits for the previous to finish).
+     */
+    public Schedule allowOverlap(boolean allow) {
+        return with(zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+                allow);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** The first due instant strictly after {@code t}, or empty if the expression never fires again. */
+    public Optional<Instant> nextAfter(Instant t) {
+        if (kind == Kind.INTERVAL) {
+            long ms = t.toEpochMilli();
+            long next = Math.floorDiv(ms, intervalMs) * intervalMs + intervalMs;
+            return Optional.of(Instant.ofEpochMilli(next));
+        }
+        return cron.nextExecution(ZonedDateTime.ofInstant(t, zone)).map(ZonedDateTime::toInstant);
+    }
+
+    void requireJob() {
+        if (jobKind == null) {
+            throw new IllegalArgumentException("schedule '" + name + "' has no job: call .job(kind, payload)");
+        }
+    }
+
+    /** The concurrency key shared by this schedule's runs unless overlap is allowed. */
+    String concurrencyKey() {
+        return allowOverlap ? null : "schedule:" + name;
+    }
+
+    /** The idempotency key of the job for one due instant: each instant yields one job. */
+    static String idempotencyKey(String name, Instant due) {
+        return "schedule:" + name + ":" + due;
+    }
+
+    /** Rebuilds a schedule from its stored definition (validated again). */
+    static Schedule stored(String name, String kind, String spec, String zone) {
+        Schedule s = "cron".equals(kind) ? cron(name, spec) : every(name, Duration.ofMillis(Long.parseLong(spec)));
+        return "cron".equals(kind) ? s.zone(zone) : s;
+    }
+
+    String specKindDb() {
+        return kind == Kind.CRON ? "cron" : "interval";
+    }
+
+    String misfireDb() {
+        return misfire.name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    @Override
+    public String toString() {
+        return "Schedule[" + name + " " + (kind == Kind.CRON ? "cron '" + spec + "' " + zone : "every " + spec + " ms")
+                + " -> " + jobKind + "]";
+    }
+}

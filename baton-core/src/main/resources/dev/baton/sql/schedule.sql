@@ -1,0 +1,107 @@
+-- Statements on ${schema}.schedule. Times are the database's clock_timestamp().
+
+-- name: now
+SELECT clock_timestamp()
+
+-- name: lock_app
+-- Serialises declarations of one application (start-up only). Parameters: key.
+SELECT pg_advisory_xact_lock(hashtextextended(?, 0))
+
+-- name: get_for_update
+SELECT name, owner_app, spec_kind, spec, time_zone, job_kind, job_queue, job_payload::text AS job_payload,
+       job_priority, job_max_attempts, misfire_policy, catch_up_limit, misfire_threshold_ms, allow_overlap,
+       enabled, declared_by, definition_version, next_run_at
+  FROM ${schema}.schedule WHERE name = ? FOR UPDATE
+
+-- name: insert
+-- Parameters: name, owner_app, spec_kind, spec, time_zone, job_kind, job_queue, job_payload, job_priority,
+-- job_max_attempts, misfire_policy, catch_up_limit, misfire_threshold_ms, allow_overlap, version,
+-- version, next_run_at.
+INSERT INTO ${schema}.schedule (name, owner_app, spec_kind, spec, time_zone, job_kind, job_queue, job_payload,
+                                job_priority, job_max_attempts, misfire_policy, catch_up_limit,
+                                misfire_threshold_ms, allow_overlap, declared_by, definition_version, next_run_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ARRAY[?::text], ?, ?)
+
+-- name: redefine
+-- A newer (or equal) version's definition replaces the stored one. Parameters: spec_kind, spec,
+-- time_zone, job_kind, job_queue, job_payload, job_priority, job_max_attempts, misfire_policy,
+-- catch_up_limit, misfire_threshold_ms, allow_overlap, version, next_run_at (null: keep), version,
+-- version, name.
+UPDATE ${schema}.schedule
+   SET spec_kind = ?, spec = ?, time_zone = ?, job_kind = ?, job_queue = ?, job_payload = ?::jsonb,
+       job_priority = ?, job_max_attempts = ?, misfire_policy = ?, catch_up_limit = ?, misfire_threshold_ms = ?,
+       allow_overlap = ?, definition_version = ?, next_run_at = coalesce(?, next_run_at),
+       declared_by = CASE WHEN ? = ANY (declared_by) THEN declared_by ELSE declared_by || ARRAY[?::text] END,
+       enabled = true, disabled_at = NULL, updated_at = clock_timestamp()
+ WHERE name = ?
+
+-- name: add_declarer
+-- Records that a version declares this schedule (re-enabling it). Parameters: version, version, name.
+UPDATE ${schema}.schedule
+   SET declared_by = CASE WHEN ? = ANY (declared_by) THEN declared_by ELSE declared_by || ARRAY[?::text] END,
+       enabled = true, disabled_at = NULL, updated_at = clock_timestamp()
+ WHERE name = ?
+
+-- name: undeclared
+-- The application's schedules that this version does not declare but lists as a declarer.
+-- Parameters: owner_app, version, names.
+SELECT name FROM ${schema}.schedule
+ WHERE owner_app = ? AND ? = ANY (declared_by) AND NOT (name = ANY (?::text[]))
+
+-- name: remove_declarer
+-- Parameters: version, name.
+UPDATE ${schema}.schedule SET declared_by = array_remove(declared_by, ?), updated_at = clock_timestamp()
+ WHERE name = ?
+
+-- name: disable_orphans
+-- A schedule is disabled (never deleted) once no declaring version of its application has a live
+-- node: stopped and stale nodes do not count. Only the application's own nodes do this.
+-- Parameters: owner_app, owner_app.
+UPDATE ${schema}.schedule s
+   SET enabled = false, disabled_at = clock_timestamp(), updated_at = clock_timestamp()
+ WHERE s.owner_app = ? AND s.enabled
+   AND NOT EXISTS (
+       SELECT 1 FROM ${schema}.node n
+        WHERE n.state <> 'stopped'
+          AND n.heartbeat_at + 3 * n.heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
+          AND n.meta ->> 'app' = ?
+          AND n.meta ->> 'appVersion' = ANY (s.declared_by))
+RETURNING s.name
+
+-- name: due
+-- Parameters: limit.
+SELECT name, spec_kind, spec, time_zone, job_kind, job_queue, job_payload::text AS job_payload, job_priority,
+       job_max_attempts, misfire_policy, catch_up_limit, misfire_threshold_ms, allow_overlap, next_run_at,
+       clock_timestamp() AS db_now
+  FROM ${schema}.schedule
+ WHERE enabled AND NOT paused AND next_run_at <= clock_timestamp()
+ ORDER BY next_run_at
+ LIMIT ?
+
+-- name: next_due
+SELECT min(next_run_at) - clock_timestamp() FROM ${schema}.schedule WHERE enabled AND NOT paused
+
+-- name: advance
+-- The compare-and-set of firing: only the scheduler that saw next_run_at = :seen advances it.
+-- Parameters: next_run_at, last_due_at, last_job_id, misfired, misfired, name, seen.
+UPDATE ${schema}.schedule
+   SET next_run_at = ?, last_due_at = coalesce(?, last_due_at), last_fired_at = clock_timestamp(),
+       last_job_id = coalesce(?, last_job_id), misfired_total = misfired_total + ?,
+       last_misfire_at = CASE WHEN ? > 0 THEN clock_timestamp() ELSE last_misfire_at END
+ WHERE name = ? AND next_run_at = ?
+
+-- name: set_paused
+-- Parameters: paused, name.
+UPDATE ${schema}.schedule SET paused = ?, updated_at = clock_timestamp() WHERE name = ?
+
+-- name: list
+SELECT s.name, s.owner_app, s.spec_kind, s.spec, s.time_zone, s.job_kind, s.job_queue, s.misfire_policy,
+       s.allow_overlap, s.enabled, s.paused, s.declared_by, s.definition_version, s.next_run_at, s.last_due_at,
+       s.last_fired_at, s.last_job_id, s.misfired_total, j.state AS last_job_state
+  FROM ${schema}.schedule s LEFT JOIN ${schema}.job j ON j.id = s.last_job_id
+ ORDER BY s.name
+
+-- name: job_of
+-- Parameters: name.
+SELECT job_kind, job_queue, job_payload::text, job_priority, job_max_attempts, allow_overlap, clock_timestamp()
+  FROM ${schema}.schedule WHERE name = ?
