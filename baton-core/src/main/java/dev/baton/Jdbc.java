@@ -1,6 +1,7 @@
 package dev.baton;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 
@@ -57,7 +58,42 @@ final class Jdbc {
     /**
      * Bounds a statement on the server side too (PgJDBC sends a cancel request when it expires), so a
      * statement the caller has given up on does not run on later, e.g. once a lock it waits for frees.
+     * The cancel request travels on a new connection; prefer {@link #prepareBounded} where possible.
      */
+    /** Prefix that sets a transaction-local statement timeout for the statement that follows. */
+    private static final String BOUND_PREFIX = "SELECT set_config('statement_timeout', ?, true);\n";
+
+    /**
+     * Prepares {@code sql} so that the server itself abandons it after {@code millis} (when positive):
+     * a transaction-local {@code statement_timeout} is set by a first statement sent in the same
+     * round trip and the same implicit transaction. A client that gave up waiting (and aborted its
+     * connection) can then be sure the statement does not commit later, e.g. once a lock it queued
+     * for is released. Only for connections in auto-commit mode (the setting would otherwise last
+     * for the rest of the caller's transaction). Bind the statement's own parameters from index
+     * {@code 1 + boundOffset(millis)} and read its results with {@link #executeBounded}.
+     */
+    static PreparedStatement prepareBounded(Connection c, String sql, long millis) throws SQLException {
+        if (millis <= 0) {
+            return c.prepareStatement(sql);
+        }
+        PreparedStatement ps = c.prepareStatement(BOUND_PREFIX + sql);
+        ps.setString(1, millis + "ms");
+        return ps;
+    }
+
+    static int boundOffset(long millis) {
+        return millis > 0 ? 1 : 0;
+    }
+
+    /** Executes a statement from {@link #prepareBounded} and returns the result set of the real statement. */
+    static java.sql.ResultSet executeBounded(PreparedStatement ps, long millis) throws SQLException {
+        ps.execute();
+        if (millis > 0) {
+            ps.getMoreResults();
+        }
+        return ps.getResultSet();
+    }
+
     static void queryTimeout(Statement s, long millis) throws SQLException {
         if (millis <= 0) {
             return;

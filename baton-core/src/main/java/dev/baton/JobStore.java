@@ -201,12 +201,12 @@ final class JobStore {
     Map<Long, Boolean> heartbeat(Connection c, long jobLeaseMs, long[] ids, long[] tokens, long timeoutMs)
             throws SQLException {
         Map<Long, Boolean> out = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("heartbeat"))) {
-            Jdbc.queryTimeout(ps, timeoutMs);
-            ps.setLong(1, jobLeaseMs);
-            ps.setArray(2, longs(c, ids));
-            ps.setArray(3, longs(c, tokens));
-            try (ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), timeoutMs)) {
+            int o = Jdbc.boundOffset(timeoutMs);
+            ps.setLong(1 + o, jobLeaseMs);
+            ps.setArray(2 + o, longs(c, ids));
+            ps.setArray(3 + o, longs(c, tokens));
+            try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
                 while (rs.next()) {
                     out.put(rs.getLong(1), rs.getBoolean(2));
                 }

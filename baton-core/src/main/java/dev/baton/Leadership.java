@@ -163,7 +163,11 @@ public final class Leadership implements AutoCloseable {
                     Leases.Attempt attempt = calls.call(c -> leases.attemptOn(c, name, owner,
                             config.leaseTtl(), null, bound / 1_000_000), bound);
                     if (attempt.grant().isPresent()) {
-                        lead(attempt.grant().get());
+                        RevocationReason ended = lead(attempt.grant().get());
+                        if (ended == RevocationReason.TASK_COMPLETED || ended == RevocationReason.TASK_FAILED) {
+                            // A task that ends at once must not spin through generations.
+                            wake.await(Leases.jitter(config.pollInterval().toNanos()));
+                        }
                         continue;
                     }
                     // Retry when the holder's lease is due to expire, on a release notification, or
@@ -189,7 +193,7 @@ public final class Leadership implements AutoCloseable {
         }
     }
 
-    private void lead(LeaseGrant grant) {
+    private RevocationReason lead(LeaseGrant grant) {
         current = grant;
         Term t = new Term(grant);
         term = t;
@@ -240,6 +244,7 @@ public final class Leadership implements AutoCloseable {
             }
         }
         stepDown(t, reason);
+        return reason;
     }
 
     private void stepDown(Term t, RevocationReason reason) {
@@ -273,7 +278,8 @@ public final class Leadership implements AutoCloseable {
     private void release(LeaseGrant grant) {
         for (int attempt = 1; attempt <= 3; attempt++) {
             try {
-                boolean released = calls.call(c -> leases.release(c, grant), config.renewInterval().toNanos());
+                long bound = config.renewInterval().toNanos();
+                boolean released = calls.call(c -> leases.release(c, grant, bound / 1_000_000), bound);
                 log.debug("release of '{}' generation {}: {}", name, grant.generation(), released ? "released" : "no longer ours");
                 return;
             } catch (TimeoutException | RuntimeException | SQLException e) {

@@ -131,15 +131,15 @@ public final class Leases {
             throws SQLException {
         long ttlMs = ttl.toMillis();
         long sent = ticker.getAsLong();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("acquire"))) {
-            Jdbc.queryTimeout(ps, timeoutMs);
-            ps.setString(1, name);
-            ps.setString(2, owner);
-            ps.setLong(3, ttlMs);
-            ps.setString(4, ownerMeta);
-            ps.setLong(5, ttlMs);
-            ps.setString(6, name);
-            try (ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("acquire"), timeoutMs)) {
+            int o = Jdbc.boundOffset(timeoutMs);
+            ps.setString(1 + o, name);
+            ps.setString(2 + o, owner);
+            ps.setLong(3 + o, ttlMs);
+            ps.setString(4 + o, ownerMeta);
+            ps.setLong(5 + o, ttlMs);
+            ps.setString(6 + o, name);
+            try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
                 if (!rs.next()) {
                     // Someone else inserted the row after our snapshot; try again soon.
                     return new Attempt(Optional.empty(), Optional.empty(), 0);
@@ -147,8 +147,10 @@ public final class Leases {
                 Instant expiresAt = instant(rs, "expires_at");
                 Instant dbNow = instant(rs, "db_now");
                 if (rs.getBoolean("acquired")) {
-                    return new Attempt(Optional.of(new LeaseGrant(name, owner, rs.getLong("generation"),
-                            instant(rs, "acquired_at"), expiresAt, ttl, sent)), Optional.of(owner), ttl.toNanos());
+                    LeaseGrant grant = new LeaseGrant(name, owner, rs.getLong("generation"), instant(rs, "acquired_at"),
+                            expiresAt, ttl, sent);
+                    closeEarlierHistory(c, grant);
+                    return new Attempt(Optional.of(grant), Optional.of(owner), ttl.toNanos());
                 }
                 long expiresIn = Math.max(0, Duration.between(dbNow, expiresAt).toNanos());
                 return new Attempt(Optional.empty(), Optional.ofNullable(rs.getString("owner_id")), expiresIn);
@@ -191,13 +193,13 @@ public final class Leases {
     LeaseGrant renew(Connection c, LeaseGrant grant, Duration ttl, long timeoutMs) throws SQLException {
         validate(grant.name(), grant.owner(), ttl);
         long sent = ticker.getAsLong();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("renew"))) {
-            Jdbc.queryTimeout(ps, timeoutMs);
-            ps.setLong(1, ttl.toMillis());
-            ps.setString(2, grant.name());
-            ps.setString(3, grant.owner());
-            ps.setLong(4, grant.generation());
-            try (ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("renew"), timeoutMs)) {
+            int o = Jdbc.boundOffset(timeoutMs);
+            ps.setLong(1 + o, ttl.toMillis());
+            ps.setString(2 + o, grant.name());
+            ps.setString(3 + o, grant.owner());
+            ps.setLong(4 + o, grant.generation());
+            try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
                 if (!rs.next()) {
                     throw new LeaseLostException(grant, "cannot renew " + grant
                             + ": the lease expired, was released or was taken over");
@@ -222,14 +224,35 @@ public final class Leases {
 
     /** Releases on the caller's connection (inside its transaction if one is open). */
     public boolean release(Connection c, LeaseGrant grant) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("release"))) {
-            ps.setString(1, grant.name());
-            ps.setString(2, grant.owner());
-            ps.setLong(3, grant.generation());
-            ps.setString(4, channel);
-            try (ResultSet rs = ps.executeQuery()) {
+        return release(c, grant, 0);
+    }
+
+    boolean release(Connection c, LeaseGrant grant, long timeoutMs) throws SQLException {
+        try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("release"), timeoutMs)) {
+            int o = Jdbc.boundOffset(timeoutMs);
+            ps.setString(1 + o, grant.name());
+            ps.setString(2 + o, grant.owner());
+            ps.setLong(3 + o, grant.generation());
+            ps.setString(4 + o, channel);
+            try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
                 return rs.next();
             }
+        }
+    }
+
+    /**
+     * Closes history rows of generations before {@code grant}'s that are still open. The acquire
+     * statement closes them too, but on its own snapshot: when two acquisitions queue for the row,
+     * the later one cannot see the history row the earlier one inserted. Runs only on acquisition.
+     */
+    private void closeEarlierHistory(Connection c, LeaseGrant grant) throws SQLException {
+        if (grant.generation() <= 1) {
+            return;
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.get("close_history"))) {
+            ps.setString(1, grant.name());
+            ps.setLong(2, grant.generation());
+            ps.executeUpdate();
         }
     }
 

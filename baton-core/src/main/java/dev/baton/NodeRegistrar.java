@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,12 +26,15 @@ final class NodeRegistrar {
     private final Duration interval;
     private final String metaJson;
     private ScheduledExecutorService scheduler;
+    /** Heartbeats run bounded on a connection of their own (a black-holed socket must not hang them). */
+    private final BoundedCalls calls;
 
     NodeRegistrar(DataSource dataSource, String schema, String nodeId, Duration interval, String app, String appVersion) {
         this.dataSource = dataSource;
         this.sql = Sql.load("node.sql", Identifiers.schema(schema));
         this.nodeId = nodeId;
         this.interval = interval;
+        this.calls = new BoundedCalls(dataSource, "baton-node-heartbeat-calls");
         this.metaJson = "{\"app\":" + JacksonCodec.quote(app) + ",\"appVersion\":" + JacksonCodec.quote(appVersion) + "}";
     }
 
@@ -49,23 +53,28 @@ final class NodeRegistrar {
                 TimeUnit.MILLISECONDS);
     }
 
-    void runOnce() throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("heartbeat"))) {
-            ps.setString(1, nodeId);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    log.warn("node '{}' is recorded as stopped (or missing); heartbeat not recorded", nodeId);
+    /** Records one heartbeat; bounded to one interval, on the server too. */
+    void runOnce() throws SQLException, TimeoutException {
+        long bound = interval.toNanos();
+        boolean recorded = calls.call(c -> {
+            try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), bound / 1_000_000)) {
+                ps.setString(1 + Jdbc.boundOffset(bound / 1_000_000), nodeId);
+                try (ResultSet rs = Jdbc.executeBounded(ps, bound / 1_000_000)) {
+                    return rs.next();
                 }
             }
+        }, bound);
+        if (!recorded) {
+            log.warn("node '{}' is recorded as stopped (or missing); heartbeat not recorded", nodeId);
         }
     }
 
     private void beatSafely() {
         try {
             runOnce();
-        } catch (SQLException | RuntimeException e) {
-            log.warn("heartbeat of node '{}' failed: {}", nodeId, e.getMessage());
+        } catch (SQLException | TimeoutException | RuntimeException e) {
+            log.warn("heartbeat of node '{}' failed: {}", nodeId,
+                    e instanceof TimeoutException ? "no answer within " + interval : e.getMessage());
         }
     }
 
@@ -84,15 +93,23 @@ final class NodeRegistrar {
         }
     }
 
+    /** Records the node's state; bounded to a few heartbeat intervals, so shutdown never hangs on it. */
     void setState(NodeState state) {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("set_state"))) {
-            ps.setString(1, state.dbValue());
-            ps.setString(2, state.dbValue());
-            ps.setString(3, nodeId);
-            ps.executeUpdate();
-        } catch (SQLException e) {
-            log.warn("recording node '{}' as {} failed: {}", nodeId, state, e.getMessage());
+        long bound = Math.max(interval.toNanos() * 2, 1_000_000_000L);
+        try (BoundedCalls once = new BoundedCalls(dataSource, "baton-node-state")) {
+            once.call(c -> {
+                try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("set_state"), bound / 1_000_000)) {
+                    int o = Jdbc.boundOffset(bound / 1_000_000);
+                    ps.setString(1 + o, state.dbValue());
+                    ps.setString(2 + o, state.dbValue());
+                    ps.setString(3 + o, nodeId);
+                    Jdbc.executeBounded(ps, bound / 1_000_000);
+                    return null;
+                }
+            }, bound);
+        } catch (SQLException | TimeoutException | RuntimeException e) {
+            log.warn("recording node '{}' as {} failed: {}", nodeId, state,
+                    e instanceof TimeoutException ? "no answer" : e.getMessage());
         }
     }
 
@@ -101,6 +118,7 @@ final class NodeRegistrar {
             scheduler.shutdownNow();
             scheduler = null;
         }
+        calls.close();
     }
 
     static String hostName() {

@@ -25,9 +25,13 @@ import java.util.Optional;
  * }</pre>
  *
  * <p><b>Cron</b>: 5 fields (Unix: minute hour day-of-month month day-of-week) or 6 fields with seconds
- * first (Spring). Evaluated in the schedule's time zone (default UTC). Across daylight-saving changes:
- * a local time that does not exist (spring forward) fires at the first valid instant after the gap;
- * a local time that occurs twice (fall back) fires once, at its first occurrence.
+ * first (Spring). Evaluated in the schedule's time zone (default UTC). Across daylight-saving changes
+ * (as cron-utils computes them): a local time that does not exist (spring forward) does not fire that
+ * day: a daily {@code 30 2 * * *} in America/New_York has no run on the spring-forward day, the next
+ * is 02:30 the day after (choose a time outside 01:00–03:00 if every day must run). A local time that
+ * occurs twice (fall back) fires once, at its first occurrence, since each next run is computed from
+ * the previous one; only a schedule declared (or re-timed) between the two occurrences fires at the
+ * second. An expression matching every hour fires in both repeated hours.
  * <b>Intervals</b> are aligned to the epoch (every 5 minutes fires at :00, :05, …), in UTC.
  */
 public final class Schedule {
@@ -212,7 +216,10 @@ public final class Schedule {
             long next = Math.floorDiv(ms, intervalMs) * intervalMs + intervalMs;
             return Optional.of(Instant.ofEpochMilli(next));
         }
-        return cron.nextExecution(ZonedDateTime.ofInstant(t, zone)).map(ZonedDateTime::toInstant);
+        // Cron has whole-second resolution; cron-utils keeps the fraction of t for a "*" seconds field
+        // (a "* * * * * *" after 07.76 s gave 08.76 s), so start from the whole second.
+        return cron.nextExecution(ZonedDateTime.ofInstant(t, zone).truncatedTo(java.time.temporal.ChronoUnit.SECONDS))
+                .map(ZonedDateTime::toInstant);
     }
 
     void requireJob() {

@@ -101,15 +101,17 @@ SELECT id FROM ${schema}.job WHERE id = ? AND attempt_token = ? AND state = 'run
 -- name: fail
 -- Failed attempts, batched: each error is appended; the job is retried at now + delay, or ends
 -- failed after its last attempt (or when not retryable), or cancelled when cancellation was
--- requested. Parameters: ids, tokens, errors (json text), retry delays ms (null: no retry),
+-- requested (also when a retryable failure raced a cancel request not yet delivered by a heartbeat:
+-- such a job is not retried). Parameters: ids, tokens, errors (json text), retry delays ms (null: no retry),
 -- outcomes ('retry' | 'fail' | 'cancel').
 UPDATE ${schema}.job j
-   SET state = CASE WHEN t.outcome = 'cancel' THEN 'cancelled'
+   SET state = CASE WHEN t.outcome = 'cancel' OR (t.outcome = 'retry' AND j.cancel_requested) THEN 'cancelled'
                     WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts THEN 'available'
                     ELSE 'failed' END,
-       run_at = CASE WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts
+       run_at = CASE WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts AND NOT j.cancel_requested
                      THEN clock_timestamp() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
-       finished_at = CASE WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts THEN NULL ELSE clock_timestamp() END,
+       finished_at = CASE WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts AND NOT j.cancel_requested
+                          THEN NULL ELSE clock_timestamp() END,
        errors = j.errors || jsonb_build_array(t.error::jsonb || jsonb_build_object('at', clock_timestamp())),
        attempt_token = NULL, lease_expires_at = NULL
   FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS t(id, token, error, delay_ms, outcome)

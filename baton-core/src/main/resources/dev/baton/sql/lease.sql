@@ -62,6 +62,14 @@ WITH released AS (
 )
 SELECT pg_notify(?, r.name) FROM released r
 
+-- name: close_history
+-- Closes earlier generations left open (see Leases#closeEarlierHistory). Parameters: name, generation.
+UPDATE ${schema}.lease_history h
+   SET ended_at = coalesce((SELECT acquired_at FROM ${schema}.lease_history n
+                             WHERE n.name = h.name AND n.generation = h.generation + 1), clock_timestamp()),
+       end_reason = 'expired'
+ WHERE h.name = ? AND h.generation < ? AND h.ended_at IS NULL
+
 -- name: fence
 -- The fence of every protected write: run inside the write's transaction. FOR SHARE locks the
 -- lease row until commit, so a takeover (an UPDATE of this row) waits for the write to commit or

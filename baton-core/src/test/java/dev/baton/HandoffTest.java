@@ -1,0 +1,116 @@
+package dev.baton;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/** L09: a graceful release hands the lease over through a notification, not after a poll or an expiry. */
+class HandoffTest extends LeadershipDbTest {
+    private static final String NAME = "handoff";
+
+    /** The holder: a 30 s lease, so the "retry when the holder's lease is due to expire" path is far away. */
+    private static final LeadershipConfig HOLDER = LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(30))
+            .renewInterval(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(100)).stopTimeout(Duration.ofSeconds(5))
+            .build();
+    /** The waiter: polls once an hour, so only a notification can wake it before the holder's lease expires. */
+    private static final LeadershipConfig WAITER = LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))
+            .renewInterval(Duration.ofMillis(200)).pollInterval(Duration.ofHours(1)).stopTimeout(Duration.ofSeconds(5))
+            .build();
+
+    /**
+     * A leads with L = 30 s; B waits with a one-hour poll. A stops gracefully; B is elected with the next
+     * generation, and B's acquired_at (database clock) is before A's lease would have expired: neither the
+     * poll nor the expiry can explain it, only the release notification.
+     *
+     * <p>Protection removed to see it fail: notification delivery ({@code Notifier.deliver} made to
+     * ignore lease payloads). B then slept through the release, and the await for its election timed out
+     * (it would have come only at A's expiry, 30 s later).
+     */
+    @Test
+    void L09_gracefulReleaseWakesTheWaitingCandidateByNotification() throws Exception {
+        Assumptions.assumeFalse(PG.pooled(), "LISTEN through a transaction pooler loses notifications (Baton falls "
+                + "back to polling there; see E01_pooledModeFallsBackToPolling)");
+        String appB = "l09-b-" + schema;
+        HikariDataSource bCoord = pool("l09-b-coord", withParam(PG.jdbcUrl(), "ApplicationName=" + appB), 3);
+        Baton a = start(nodeBuilder("l09-a", pool));
+        Baton b = start(nodeBuilder("l09-b", pool).coordinationDataSource(bCoord));
+        assertThat(b.notificationsActive()).isTrue();
+        Recorder ra = new Recorder();
+        Recorder rb = new Recorder();
+        Leadership runnerA = a.leadership(NAME, HOLDER, idleTask(), ra).start();
+        LeaseGrant ga = ra.awaitElected().grant();
+        b.leadership(NAME, WAITER, idleTask(), rb).start();
+        // B's first attempt has run (and lost): it now waits for a notification or A's expiry in ~30 s.
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(5)).until(() -> candidateAttemptDone(appB));
+        assertThat(rb.elections()).isEmpty();
+
+        long stopAt = System.nanoTime();
+        runnerA.stop();
+        Recorder.Event elected = rb.awaitElected();
+        Recorder.Event revoked = ra.awaitRevoked();
+
+        assertThat(revoked.reason()).isEqualTo(RevocationReason.STOPPED);
+        assertThat(elected.grant().generation()).isEqualTo(ga.generation() + 1);
+        LeaseHistoryEntry aEntry = historyOf(NAME, ga.generation());
+        LeaseHistoryEntry bEntry = historyOf(NAME, ga.generation() + 1);
+        assertThat(aEntry.endReason()).contains("released");
+        assertThat(bEntry.acquiredAt()).as("B acquired before A's lease would have expired")
+                .isBefore(ga.expiresAt());
+        System.out.printf("L09: hand-off %.1f ms from stop(), %.1f ms from A's revocation callback, %d ms on the "
+                + "database clock from release to B's acquisition (A's lease had %d s left)%n",
+                ms(elected.nanos() - stopAt), ms(elected.nanos() - revoked.nanos()),
+                Duration.between(aEntry.endedAt().orElseThrow(), bEntry.acquiredAt()).toMillis(),
+                Duration.between(bEntry.acquiredAt(), ga.expiresAt()).toSeconds());
+    }
+
+    /**
+     * E01: through a transaction pooler the LISTEN probe fails, so notifications are reported inactive and
+     * a hand-off still happens, through polling (again well before the holder's lease would have expired).
+     *
+     * <p>Protection removed to see it fail: the start-up probe ({@code Notifier.loop}: the
+     * {@code mode == AUTO && !probe(pg)} fallback); the node then reported notifications active
+     * through PgBouncer and the first assertion failed.
+     */
+    @Test
+    void E01_pooledModeFallsBackToPolling() throws Exception {
+        Assumptions.assumeTrue(PG.pooled(), "only meaningful through a transaction pooler (BATON_POOLED=transaction)");
+        Baton a = start(nodeBuilder("e01-a", pool).notifications(NotificationMode.AUTO));
+        Baton b = start(nodeBuilder("e01-b", pool).notifications(NotificationMode.AUTO));
+        assertThat(a.notificationsActive()).isFalse();
+        assertThat(b.notificationsActive()).isFalse();
+        Recorder ra = new Recorder();
+        Recorder rb = new Recorder();
+        Leadership runnerA = a.leadership(NAME, HOLDER, idleTask(), ra).start();
+        LeaseGrant ga = ra.awaitElected().grant();
+        LeadershipConfig polling = LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))
+                .renewInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(200)).build();
+        b.leadership(NAME, polling, idleTask(), rb).start();
+        long stopAt = System.nanoTime();
+        runnerA.stop();
+        Recorder.Event elected = rb.awaitElected();
+        assertThat(elected.grant().generation()).isEqualTo(ga.generation() + 1);
+        assertThat(historyOf(NAME, ga.generation() + 1).acquiredAt()).isBefore(ga.expiresAt());
+        System.out.printf("E01: pooled hand-off by polling (poll 200 ms) %.1f ms after stop()%n", ms(elected.nanos() - stopAt));
+    }
+
+    /** True once a connection of B's coordination pool has run the acquire statement and is idle again. */
+    private boolean candidateAttemptDone(String appName) throws Exception {
+        try (Connection c = pool.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name = ? "
+                     + "AND state = 'idle' AND position(? in query) > 0")) {
+            ps.setString(1, appName);
+            ps.setString(2, "INSERT INTO \"" + schema + "\".lease AS l");
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) > 0;
+            }
+        }
+    }
+}
