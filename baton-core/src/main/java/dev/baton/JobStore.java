@@ -197,18 +197,29 @@ final class JobStore {
         }
     }
 
-    /** Extends leases; returns id → cancel_requested for the attempts that are still current. */
-    Map<Long, Boolean> heartbeat(Connection c, long jobLeaseMs, long[] ids, long[] tokens, long timeoutMs)
+    /** The answer of a heartbeat for one attempt that is still current. */
+    enum Beat {
+        /** Lease extended. */
+        EXTENDED,
+        /** Lease extended, and cancellation was requested. */
+        EXTENDED_CANCEL,
+        /** Still current but locked by its own completion transaction: not extended this time. */
+        LOCKED
+    }
+
+    /** Extends leases; returns the attempts that are still current (missing ones are not). */
+    Map<Long, Beat> heartbeat(Connection c, long jobLeaseMs, long[] ids, long[] tokens, long timeoutMs)
             throws SQLException {
-        Map<Long, Boolean> out = new HashMap<>();
+        Map<Long, Beat> out = new HashMap<>();
         try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), timeoutMs)) {
             int o = Jdbc.boundOffset(timeoutMs);
-            ps.setLong(1 + o, jobLeaseMs);
-            ps.setArray(2 + o, longs(c, ids));
-            ps.setArray(3 + o, longs(c, tokens));
+            ps.setArray(1 + o, longs(c, ids));
+            ps.setArray(2 + o, longs(c, tokens));
+            ps.setLong(3 + o, jobLeaseMs);
             try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
                 while (rs.next()) {
-                    out.put(rs.getLong(1), rs.getBoolean(2));
+                    boolean extended = rs.getBoolean(3);
+                    out.put(rs.getLong(1), !extended ? Beat.LOCKED : rs.getBoolean(2) ? Beat.EXTENDED_CANCEL : Beat.EXTENDED);
                 }
             }
         }

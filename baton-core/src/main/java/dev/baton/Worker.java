@@ -390,7 +390,7 @@ final class Worker {
             tokens[i] = live.get(i).job.token();
         }
         hooks.reach(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
-        Map<Long, Boolean> current;
+        Map<Long, JobStore.Beat> current;
         try {
             current = calls.call(c -> store.heartbeat(c, config.jobLease().toMillis(), ids, tokens,
                     interval / 1_000_000), interval);
@@ -400,15 +400,18 @@ final class Worker {
             return;
         }
         for (RunningAttempt a : live) {
-            Boolean cancel = current.get(a.job.id());
-            if (cancel == null) {
+            JobStore.Beat beat = current.get(a.job.id());
+            if (beat == JobStore.Beat.LOCKED) {
+                continue; // in its own completion transaction: still current, lease not extended
+            }
+            if (beat == null) {
                 if (running.get(a.job.id()) == a && a.stop(StopReason.LOST)) {
                     log.warn("job {} attempt {} is no longer current (rescued or finished elsewhere); its handler is "
                             + "cancelled and its outcome will not be recorded", a.job.id(), a.job.attempt());
                 }
             } else {
                 a.confirmedSendNanos = send; // the database extended the lease no earlier than this
-                if (cancel) {
+                if (beat == JobStore.Beat.EXTENDED_CANCEL) {
                     a.stop(StopReason.CANCEL_REQUESTED);
                 }
             }

@@ -77,13 +77,29 @@ RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_at
           j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at
 
 -- name: heartbeat
--- Extends the leases of running attempts; returns those still current (with their cancel flag).
--- Parameters: job_lease_ms, ids, tokens.
-UPDATE ${schema}.job j
-   SET lease_expires_at = clock_timestamp() + ? * interval '1 millisecond'
-  FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
- WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
-RETURNING j.id, j.cancel_requested
+-- Extends the leases of running attempts. Rows locked by their own completion transaction (which
+-- holds the job row FOR UPDATE until it commits) are skipped rather than waited for, so one long
+-- completion transaction cannot stall the heartbeat of every other job on the node. Returns, per
+-- current attempt: extended (with its cancel flag), or locked (still current, not extended this time).
+-- Attempts missing from the result are no longer current. Parameters: ids, tokens, job_lease_ms.
+WITH t AS (
+    SELECT * FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
+), lockable AS (
+    SELECT j.id FROM ${schema}.job j JOIN t ON j.id = t.id AND j.attempt_token = t.token
+     WHERE j.state = 'running'
+       FOR UPDATE OF j SKIP LOCKED
+), extended AS (
+    UPDATE ${schema}.job j
+       SET lease_expires_at = clock_timestamp() + ? * interval '1 millisecond'
+      FROM lockable l
+     WHERE j.id = l.id
+    RETURNING j.id, j.cancel_requested
+)
+SELECT id, cancel_requested, true AS extended FROM extended
+UNION ALL
+SELECT j.id, j.cancel_requested, false
+  FROM ${schema}.job j JOIN t ON j.id = t.id AND j.attempt_token = t.token
+ WHERE j.state = 'running' AND j.id NOT IN (SELECT id FROM extended)
 
 -- name: complete
 -- Successful attempts, batched. Parameters: ids, tokens.

@@ -1,0 +1,82 @@
+package dev.baton;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/** J01: several worker nodes drain thousands of jobs together. */
+class JobsMultiNodeTest extends JobTestSupport {
+    private static final int JOBS = 3000;
+    private static final int NODES = 3;
+
+    /**
+     * J01: three nodes (separate Baton instances, pools of their own, one schema) drain 3000 jobs. Each
+     * handler writes its effect row (job, attempt, node) in the attempt's completion transaction. With
+     * no fault injected every job succeeds on its first attempt with exactly one effect row, no job is
+     * lost, and the work is spread over the nodes.
+     *
+     * <p>Protection removed to see it fail: {@code FOR UPDATE SKIP LOCKED} in the claim statement
+     * ({@code job.sql}, name: claim). Racing claims then re-claimed rows another node had just claimed
+     * (or even finished: the claim's UPDATE re-checks only the id), so jobs ran more than once: 277 of
+     * the 3000 jobs ended with attempt > 1 and the assertion on jobs that ran more than once failed.
+     */
+    @Test
+    void J01_threeNodesDrainThousandsOfJobsNoneLostNoneRepeated() throws Exception {
+        createEffectTable(false);
+        List<Baton> nodes = new ArrayList<>();
+        for (int i = 1; i <= NODES; i++) {
+            String id = "j01-node-" + i;
+            var ownPool = ownPool(id, 8);
+            nodes.add(startNode(nodeBuilder(id, ownPool, Hooks.NONE)
+                    .worker(fastWorker("default", 4).build())
+                    .handle("effect", Payload.class, (p, ctx) -> ctx.transaction(tx -> {
+                        insertEffect(tx, ctx.jobId(), ctx.attempt(), id, p.n());
+                        return null;
+                    }))));
+        }
+        List<JobRequest> batch = new ArrayList<>(JOBS);
+        for (int i = 0; i < JOBS; i++) {
+            batch.add(JobRequest.of("effect", new Payload(i)));
+        }
+        long start = System.nanoTime();
+        List<EnqueueResult> enqueued = nodes.get(0).jobs().enqueueAll(batch);
+        assertThat(enqueued).hasSize(JOBS).allMatch(EnqueueResult::created);
+
+        Awaitility.await().atMost(WAIT.multipliedBy(2)).pollInterval(Duration.ofMillis(50)).until(() ->
+                count("SELECT count(*) FROM " + schema + ".job WHERE state IN ('succeeded', 'failed', 'cancelled')")
+                        == JOBS);
+        double seconds = (System.nanoTime() - start) / 1e9;
+
+        assertThat(count("SELECT count(*) FROM " + schema + ".job")).as("jobs").isEqualTo(JOBS);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'")).as("succeeded")
+                .isEqualTo(JOBS);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE attempt <> 1 OR stall_count <> 0 "
+                + "OR errors <> '[]'::jsonb")).as("jobs that ran more than once or recorded an error").isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".effect")).as("effect rows").isEqualTo(JOBS);
+        assertThat(count("SELECT count(DISTINCT job_id) FROM " + schema + ".effect")).as("jobs with an effect")
+                .isEqualTo(JOBS);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job j WHERE NOT EXISTS (SELECT 1 FROM " + schema
+                + ".effect e WHERE e.job_id = j.id AND e.attempt = j.attempt AND e.node = j.claimed_by)"))
+                .as("jobs whose effect row is not from the attempt that completed them").isZero();
+
+        Map<String, Long> perNode = new LinkedHashMap<>();
+        try (Connection c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery(
+                "SELECT node, count(*) FROM " + schema + ".effect GROUP BY node ORDER BY node")) {
+            while (rs.next()) {
+                perNode.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        System.out.printf("J01: %d jobs on %d nodes in %.2f s (%.0f jobs/s); per node: %s%n", JOBS, NODES, seconds,
+                JOBS / seconds, perNode);
+        assertThat(perNode.values().stream().filter(n -> n > 0).count()).as("nodes that ran jobs: " + perNode)
+                .isGreaterThanOrEqualTo(2);
+    }
+}
