@@ -68,6 +68,34 @@ class FencingTest extends DbTest {
     }
 
     /**
+     * L04: A's fenced write is delayed in the network (fault proxy latency above 2L) while B takes over
+     * and writes; when A's statements reach the server, the fence rejects them. Protection checked:
+     * the fence runs in the database, inside A's transaction, when A's statements arrive. With
+     * Leases.check made a no-op, A's delayed row committed after B's generation and the test failed.
+     */
+    @Test
+    void L04_writeDelayedPastTakeoverIsRejectedWhenItArrives() throws Exception {
+        createLedger();
+        Duration ttl = Duration.ofMillis(300);
+        try (FaultProxy proxy = FaultProxy.start(PG.host(), PG.port());
+             HikariDataSource viaProxy = proxied(proxy)) {
+            try (Connection warm = viaProxy.getConnection()) {
+                warm.isValid(1); // a pooled connection is ready before the latency starts
+            }
+            LeaseGrant a = leases.tryAcquire("lead", "node-a", ttl).orElseThrow();
+            proxy.latency(ttl.multipliedBy(2).plusMillis(200));
+            CompletableFuture<Long> delayed = CompletableFuture.supplyAsync(
+                    () -> leases.fenced(viaProxy, a, tx -> insertLedger(tx, a)));
+            LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(30), WAIT, Duration.ofMillis(20))
+                    .orElseThrow();
+            leases.fenced(b, tx -> insertLedger(tx, b));
+            assertThatThrownByFuture(delayed).isInstanceOf(LeaseLostException.class);
+            proxy.latency(Duration.ZERO);
+            assertThat(ledgerGenerations()).extracting(r -> r[1]).containsExactly(b.generation());
+        }
+    }
+
+    /**
      * L05: a takeover attempted while A's fenced write is in flight waits for A's commit, so no write
      * of generation g commits after g+1 exists. Protection checked: FOR SHARE in the fence. With the
      * lock clause removed, B's takeover did not block (the pg_stat_activity wait assertion failed) and
