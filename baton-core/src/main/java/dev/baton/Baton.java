@@ -58,7 +58,6 @@ public final class Baton implements AutoCloseable {
     private final Leadership maintenance;
     private final Coordination primitives;
     private final Schedules schedules;
-    private final Leadership scheduler;
     private final String app;
     private final String appVersion;
     private final List<Schedule> declared;
@@ -99,25 +98,23 @@ public final class Baton implements AutoCloseable {
                     workerConfig.pollInterval(), workerConfig.rescueInterval(), workerConfig.maxStalls(),
                     workerConfig.drainTimeout(), workerConfig.retention(), workerConfig.maxPayloadBytes());
         }
-        if (workerConfig != null || !declared.isEmpty()) {
-            Duration poll = workerConfig != null ? workerConfig.pollInterval() : WorkerConfig.DEFAULT_POLL_INTERVAL;
-            this.scheduler = leadership(Scheduler.LEASE, b.maintenance,
-                    new Scheduler(dataSource, schedules, jobStore, notifier, poll, app));
-        } else {
-            this.scheduler = null;
-        }
+        Scheduler schedulerTask = workerConfig != null || !declared.isEmpty()
+                ? new Scheduler(dataSource, schedules, jobStore, notifier,
+                        workerConfig != null ? workerConfig.pollInterval() : WorkerConfig.DEFAULT_POLL_INTERVAL, app)
+                : null;
         if (workerConfig != null) {
             this.worker = new Worker(dataSource, coordination, jobStore, b.handlers, workerConfig, nodeId, b.codec,
                     notifier, hooks, ticker);
-            this.maintenance = leadership(JobMaintenance.LEASE, b.maintenance,
-                    new JobMaintenance(dataSource, jobStore, workerConfig, nodeId, primitives));
+            this.maintenance = leadership(MaintenanceTask.LEASE, b.maintenance, new MaintenanceTask(List.of(
+                    new JobMaintenance(dataSource, jobStore, workerConfig, nodeId, primitives), schedulerTask)));
         } else {
             if (!b.handlers.isEmpty()) {
                 throw new IllegalArgumentException("job handlers " + b.handlers.keySet() + " were registered but no "
                         + "worker is configured; add .worker(WorkerConfig.builder().queue(\"default\", 10).build())");
             }
             this.worker = null;
-            this.maintenance = null;
+            this.maintenance = schedulerTask == null ? null
+                    : leadership(MaintenanceTask.LEASE, b.maintenance, new MaintenanceTask(List.of(schedulerTask)));
         }
     }
 
@@ -161,17 +158,22 @@ public final class Baton implements AutoCloseable {
             SchemaMigrator.verify(dataSource, schema);
         }
         registrar.start();
-        if (!declared.isEmpty()) {
-            schedules.declare(app, appVersion, declared);
+        try {
+            if (!declared.isEmpty()) {
+                schedules.declare(app, appVersion, declared);
+            }
+            schedules.disableOrphans(app);
+        } catch (RuntimeException e) {
+            registrar.stop();
+            registrar.setState(NodeState.STOPPED); // a node that failed to start is not left "active"
+            throw e;
         }
-        schedules.disableOrphans(app);
         notifier.start();
         if (worker != null) {
             worker.start();
-            maintenance.start();
         }
-        if (scheduler != null) {
-            scheduler.start();
+        if (maintenance != null) {
+            maintenance.start();
         }
         started = true;
         log.info("Baton node '{}' started on schema '{}' (notifications: {})", nodeId, schema,
@@ -308,8 +310,8 @@ public final class Baton implements AutoCloseable {
         /**
          * A separate data source for lease renewals, acquisition, job heartbeats and node heartbeats,
          * so that an exhausted application pool cannot starve them. Recommended: a small pool of its
-         * own, sized at least: one connection per {@link Leadership} (each holds one; job maintenance
-         * and the scheduler are one each when a worker is configured), one for the job heartbeater, one for LISTEN (unless a
+         * own, sized at least: one connection per {@link Leadership} (each holds one; maintenance
+         * (rescue, prune, scheduler) is one when a worker or schedules are configured), one for the job heartbeater, one for LISTEN (unless a
          * {@link #listenDataSource} is given), plus two for node heartbeats and state changes.
          */
         public Builder coordinationDataSource(DataSource ds) {
@@ -426,7 +428,7 @@ public final class Baton implements AutoCloseable {
             return this;
         }
 
-        /** Timing of the lease under which one node runs job maintenance (rescue, prune). */
+        /** Timing of the lease under which one node runs maintenance: job rescue and pruning, and the scheduler. */
         public Builder maintenance(LeadershipConfig config) {
             this.maintenance = Objects.requireNonNull(config, "maintenance");
             return this;

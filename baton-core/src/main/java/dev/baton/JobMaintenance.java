@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * if two nodes ever run them at once (SKIP LOCKED; predicates re-checked on locked rows).
  */
 final class JobMaintenance implements LeaderTask {
-    static final String LEASE = "baton.maintenance";
+    static final String LEASE = MaintenanceTask.LEASE;
     private static final Logger log = LoggerFactory.getLogger(JobMaintenance.class);
     static final int BATCH = 1000;
     /** Prune at most this many batches per run, so one run never holds the database long. */

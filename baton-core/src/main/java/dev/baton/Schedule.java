@@ -28,7 +28,7 @@ import java.util.Optional;
  * first (Spring). Evaluated in the schedule's time zone (default UTC). Across daylight-saving changes
  * (as cron-utils computes them): a local time that does not exist (spring forward) does not fire that
  * day: a daily {@code 30 2 * * *} in America/New_York has no run on the spring-forward day, the next
- * is 02:30 the day after (choose a time outside 01:00–03:00 if every day must run). A local time that
+ * is 02:30 the day after (pick a time outside the zone's changeover hour if every day must run). A local time that
  * occurs twice (fall back) fires once, at its first occurrence, since each next run is computed from
  * the previous one; only a schedule declared (or re-timed) between the two occurrences fires at the
  * second. An expression matching every hour fires in both repeated hours.

@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * overlap still produce one job per due instant.
  */
 final class Scheduler implements LeaderTask {
-    static final String LEASE = "baton.scheduler";
+    static final String LEASE = MaintenanceTask.LEASE;
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
     /** Due instants computed per schedule and firing, at most. */
     static final int MAX_INSTANTS = 10_000;
