@@ -26,6 +26,17 @@ final class BoundedCalls implements AutoCloseable {
         T call(Connection c) throws SQLException;
     }
 
+    /**
+     * The server-side bound for a call the client waits {@code clientNanos} for: half of it. A
+     * statement the server lets finish then finishes while the client still waits for the answer
+     * (unless delivering the answer takes longer than the other half), and one the client gave up on
+     * has already been cancelled by the server: it cannot commit later, when a lock it queued for
+     * frees. Answers lost in the network remain possible; same-owner re-grants recover from those.
+     */
+    static long serverMillis(long clientNanos) {
+        return Math.max(1, clientNanos / 2 / 1_000_000);
+    }
+
     private final DataSource dataSource;
     private final String threadName;
     private ExecutorService executor;

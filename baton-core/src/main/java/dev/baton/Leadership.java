@@ -161,7 +161,7 @@ public final class Leadership implements AutoCloseable {
                 try {
                     long bound = config.renewInterval().toNanos();
                     Leases.Attempt attempt = calls.call(c -> leases.attemptOn(c, name, owner,
-                            config.leaseTtl(), null, bound / 1_000_000), bound);
+                            config.leaseTtl(), null, BoundedCalls.serverMillis(bound)), bound);
                     if (attempt.grant().isPresent()) {
                         RevocationReason ended = lead(attempt.grant().get());
                         if (ended == RevocationReason.TASK_COMPLETED || ended == RevocationReason.TASK_FAILED) {
@@ -231,7 +231,7 @@ public final class Leadership implements AutoCloseable {
             try {
                 LeaseGrant held = current;
                 long bound = Math.min(renewInterval, deadline - send);
-                current = calls.call(c -> leases.renew(c, held, config.leaseTtl(), bound / 1_000_000), bound);
+                current = calls.call(c -> leases.renew(c, held, config.leaseTtl(), BoundedCalls.serverMillis(bound)), bound);
                 nextRenew = send + renewInterval;
             } catch (LeaseLostException e) {
                 reason = RevocationReason.LOST;
@@ -279,7 +279,7 @@ public final class Leadership implements AutoCloseable {
         for (int attempt = 1; attempt <= 3; attempt++) {
             try {
                 long bound = config.renewInterval().toNanos();
-                boolean released = calls.call(c -> leases.release(c, grant, bound / 1_000_000), bound);
+                boolean released = calls.call(c -> leases.release(c, grant, BoundedCalls.serverMillis(bound)), bound);
                 log.debug("release of '{}' generation {}: {}", name, grant.generation(), released ? "released" : "no longer ours");
                 return;
             } catch (TimeoutException | RuntimeException | SQLException e) {

@@ -57,9 +57,9 @@ final class NodeRegistrar {
     void runOnce() throws SQLException, TimeoutException {
         long bound = interval.toNanos();
         boolean recorded = calls.call(c -> {
-            try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), bound / 1_000_000)) {
-                ps.setString(1 + Jdbc.boundOffset(bound / 1_000_000), nodeId);
-                try (ResultSet rs = Jdbc.executeBounded(ps, bound / 1_000_000)) {
+            try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), BoundedCalls.serverMillis(bound))) {
+                ps.setString(1 + Jdbc.boundOffset(BoundedCalls.serverMillis(bound)), nodeId);
+                try (ResultSet rs = Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound))) {
                     return rs.next();
                 }
             }
@@ -98,12 +98,12 @@ final class NodeRegistrar {
         long bound = Math.max(interval.toNanos() * 2, 1_000_000_000L);
         try (BoundedCalls once = new BoundedCalls(dataSource, "baton-node-state")) {
             once.call(c -> {
-                try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("set_state"), bound / 1_000_000)) {
-                    int o = Jdbc.boundOffset(bound / 1_000_000);
+                try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("set_state"), BoundedCalls.serverMillis(bound))) {
+                    int o = Jdbc.boundOffset(BoundedCalls.serverMillis(bound));
                     ps.setString(1 + o, state.dbValue());
                     ps.setString(2 + o, state.dbValue());
                     ps.setString(3 + o, nodeId);
-                    Jdbc.executeBounded(ps, bound / 1_000_000);
+                    Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound));
                     return null;
                 }
             }, bound);

@@ -393,7 +393,7 @@ final class Worker {
         Map<Long, JobStore.Beat> current;
         try {
             current = calls.call(c -> store.heartbeat(c, config.jobLease().toMillis(), ids, tokens,
-                    interval / 1_000_000), interval);
+                    BoundedCalls.serverMillis(interval)), interval);
         } catch (TimeoutException | SQLException | RuntimeException e) {
             log.warn("heartbeat of {} running jobs not confirmed ({}); handlers self-stop at half the job lease "
                     + "after their last confirmed beat", ids.length, e instanceof TimeoutException ? "no answer" : e.getMessage());
