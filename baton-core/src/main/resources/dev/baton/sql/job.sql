@@ -146,7 +146,8 @@ RETURNING j.id
 
 -- name: rescue
 -- Running attempts whose lease expired on the database clock go back to the queue with a stall
--- counted, or end failed after max_stalls stalls or their last attempt. Safe if two rescuers
+-- counted, or end failed after max_stalls stalls or their last attempt (cancelled, if cancellation
+-- was requested: a cancelled job is not run again). Safe if two rescuers
 -- overlap: SKIP LOCKED, and the state/lease predicate is re-checked on the locked row.
 -- Parameters: limit, max_stalls, max_stalls, node_id.
 WITH expired AS (
@@ -158,8 +159,10 @@ WITH expired AS (
 )
 UPDATE ${schema}.job j
    SET stall_count = j.stall_count + 1,
-       state = CASE WHEN j.stall_count + 1 >= ? OR j.attempt >= j.max_attempts THEN 'failed' ELSE 'available' END,
-       finished_at = CASE WHEN j.stall_count + 1 >= ? OR j.attempt >= j.max_attempts THEN clock_timestamp() END,
+       state = CASE WHEN j.cancel_requested THEN 'cancelled'
+                    WHEN j.stall_count + 1 >= ? OR j.attempt >= j.max_attempts THEN 'failed' ELSE 'available' END,
+       finished_at = CASE WHEN j.cancel_requested OR j.stall_count + 1 >= ? OR j.attempt >= j.max_attempts
+                          THEN clock_timestamp() END,
        run_at = clock_timestamp(),
        errors = j.errors || jsonb_build_array(jsonb_build_object(
            'attempt', j.attempt, 'node', j.claimed_by, 'at', clock_timestamp(), 'class', 'stalled',
