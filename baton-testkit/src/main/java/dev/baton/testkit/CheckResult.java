@@ -13,7 +13,13 @@ import java.util.Objects;
  */
 public record CheckResult(List<String> violations, int grantsChecked, int writesChecked) {
 
-  /** Copies {@code violations} so the result is immutable. */
+  /**
+   * Copies {@code violations} so the result is immutable.
+   *
+   * @param violations the violations found
+   * @param grantsChecked how many grants were examined
+   * @param writesChecked how many writes were examined
+   */
   public CheckResult {
     violations = List.copyOf(Objects.requireNonNull(violations, "violations"));
   }

@@ -16,6 +16,9 @@ public record Grant(String lease, long generation, String owner) {
   /**
    * Validates the fields.
    *
+   * @param lease the lease name
+   * @param generation the fencing token
+   * @param owner the owner
    * @throws IllegalArgumentException if {@code lease} or {@code owner} is null or blank
    */
   public Grant {

@@ -17,6 +17,10 @@ public record Write(long seq, String lease, long generation, String owner) {
   /**
    * Validates the fields.
    *
+   * @param seq the commit order
+   * @param lease the lease name
+   * @param generation the fencing token
+   * @param owner the writer
    * @throws IllegalArgumentException if {@code lease} or {@code owner} is null or blank
    */
   public Write {
