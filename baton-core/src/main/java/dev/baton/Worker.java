@@ -116,7 +116,7 @@ final class Worker {
             q.awaitIdle(deadline);
         }
         for (RunningAttempt a : running.values()) {
-            if (a.stop(StopReason.DRAIN)) {
+            if (!a.finished && a.stop(StopReason.DRAIN)) {
                 outcomes.add(Outcome.release(a));
                 log.info("job {} (attempt {}) released on shutdown after the drain timeout", a.job.id(), a.job.attempt());
             }
@@ -202,13 +202,20 @@ final class Worker {
                         beatSignal.notifyAll(); // the heartbeater must watch this timeout
                     }
                 }
+                Runnable freeSlot = () -> {
+                    running.remove(job.id(), a);
+                    inFlight.decrementAndGet();
+                    slots.release();
+                    wake.signal();
+                };
                 handlersPool.execute(() -> {
+                    boolean handedOver = false;
                     try {
-                        execute(a);
+                        handedOver = execute(a, freeSlot);
                     } finally {
-                        inFlight.decrementAndGet();
-                        slots.release();
-                        wake.signal();
+                        if (!handedOver) {
+                            freeSlot.run();
+                        }
                     }
                 });
             }
@@ -233,16 +240,22 @@ final class Worker {
 
     // ---------------------------------------------------------------- executing
 
-    private void execute(RunningAttempt a) {
+    /**
+     * Runs one attempt and queues its outcome. Returns true if the outcome was queued with
+     * {@code freeSlot} to run once it is recorded: until then the attempt keeps its slot and stays
+     * in the heartbeat, so a slow completer can neither let the node claim without bound nor let a
+     * finished job's lease expire (which would run it again).
+     */
+    private boolean execute(RunningAttempt a, Runnable freeSlot) {
         a.thread = Thread.currentThread();
         Outcome outcome;
         try {
             if (a.stopReason != null) {
-                return; // drained or lost before it started
+                return false; // drained or lost before it started
             }
             outcome = runHandler(a);
         } finally {
-            running.remove(a.job.id(), a);
+            a.finish();
             Thread.interrupted(); // never leak an interrupt into the next job on this thread
         }
         StopReason stop = a.stopReason;
@@ -256,9 +269,12 @@ final class Worker {
                 case LOST, DEADLINE, DRAIN -> null;
             };
         }
-        if (outcome != null) {
-            outcomes.add(outcome);
+        if (outcome == null) {
+            return false;
         }
+        outcome.afterRecord = freeSlot;
+        outcomes.add(outcome);
+        return true;
     }
 
     private Outcome runHandler(RunningAttempt a) {
@@ -329,8 +345,8 @@ final class Worker {
                 long now = ticker.getAsLong();
                 long wakeAt = nextBeat;
                 for (RunningAttempt a : running.values()) {
-                    if (a.stopReason != null) {
-                        continue;
+                    if (a.stopReason != null || a.finished) {
+                        continue; // a finished attempt only waits for its outcome to be recorded
                     }
                     if (now - a.deadline() >= 0) {
                         if (a.stop(StopReason.DEADLINE)) {
@@ -449,6 +465,18 @@ final class Worker {
 
     /** Records a batch of outcomes; retried on connection failures (every statement is idempotent). */
     private void flush(List<Outcome> batch) {
+        try {
+            recordWithRetries(batch);
+        } finally {
+            for (Outcome o : batch) {
+                if (o.afterRecord != null) {
+                    o.afterRecord.run();
+                }
+            }
+        }
+    }
+
+    private void recordWithRetries(List<Outcome> batch) {
         for (int attempt = 1; ; attempt++) {
             try (Connection c = dataSource.getConnection()) {
                 record(c, batch);
@@ -473,6 +501,7 @@ final class Worker {
     }
 
     private void record(Connection c, List<Outcome> batch) throws SQLException {
+        batch.sort(java.util.Comparator.comparingLong(o -> o.id)); // one lock order for every batch
         List<Outcome> ok = new ArrayList<>();
         List<Outcome> failed = new ArrayList<>();
         List<Outcome> released = new ArrayList<>();
@@ -538,6 +567,8 @@ final class Worker {
         final long token;
         final String error;
         final Long delayMs;
+        /** Frees the attempt's slot once the outcome is recorded (or given up on). */
+        Runnable afterRecord;
 
         private Outcome(Kind kind, long id, long token, String error, Long delayMs) {
             this.kind = kind;
@@ -580,6 +611,8 @@ final class Worker {
         volatile StopReason stopReason;
         volatile Thread thread;
         volatile boolean completedInTransaction;
+        /** The handler returned; only the outcome's recording is pending. */
+        volatile boolean finished;
 
         RunningAttempt(JobStore.Claimed job, long claimSendNanos) {
             this.job = job;
@@ -591,6 +624,12 @@ final class Worker {
         /** Half the job lease after the send time of the last confirmed claim or heartbeat. */
         long deadline() {
             return confirmedSendNanos + config.jobLease().toNanos() / 2;
+        }
+
+        /** The handler has returned: later stops must not interrupt the pool thread (it runs other jobs). */
+        synchronized void finish() {
+            finished = true;
+            thread = null;
         }
 
         /** Tells the handler to stop; true if this call did it (first reason wins). */
