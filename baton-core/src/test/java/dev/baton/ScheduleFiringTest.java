@@ -51,7 +51,7 @@ class ScheduleFiringTest extends ScheduleTestSupport {
     /**
      * S01: three full nodes (worker, scheduler leadership, the same declaration) run one schedule
      * every 300 ms; each due instant from the first to the last fired has exactly one job, and every
-     * job ran exactly once.
+     * job ran once (no fault injected, so no retry happened).
      */
     @Test
     void S01_threeNodesWithTheSameScheduleFireOneJobPerDueInstant() throws Exception {

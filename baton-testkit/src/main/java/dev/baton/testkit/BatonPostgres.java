@@ -322,7 +322,7 @@ public final class BatonPostgres implements BeforeAllCallback, BeforeEachCallbac
           .setServerConfig("max_connections", "300")
           .setServerConfig("timezone", "UTC")
           .setPGStartupWait(TestTimeouts.scaled(Duration.ofSeconds(30)))
-          // Our own hook below, so the hook exists exactly once and has a recognisable name.
+          // Our own hook below, so there is a single hook with a recognisable name.
           .setRegisterShutdownHook(false)
           .start();
     } catch (IOException | RuntimeException e) {
