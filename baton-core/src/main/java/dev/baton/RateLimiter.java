@@ -81,18 +81,22 @@ public final class RateLimiter {
                 log.warn("rate limiter '{}': database unreachable ({}); deciding with the in-process fallback limit",
                         name, e.getMessage());
             }
-            return local(key, now);
+            return local(key);
         }
     }
 
-    private RateDecision local(String key, long now) {
+    private RateDecision local(String key) {
         if (localEmissionNanos == Long.MAX_VALUE) {
             return new RateDecision(false, Duration.ofNanos(localWindowNanos), true);
         }
-        AtomicLong tat = localTat.computeIfAbsent(key, k -> new AtomicLong(now));
+        AtomicLong tat = localTat.computeIfAbsent(key, k -> new AtomicLong(Long.MIN_VALUE));
         while (true) {
             long current = tat.get();
-            long next = Math.max(current, now) + localEmissionNanos;
+            // Read the clock after the state: a successful compare-and-set then never uses an
+            // earlier "now" than the one that set the state it replaces, so concurrent callers
+            // are decided as if they came one after another.
+            long now = coord.ticker().getAsLong();
+            long next = (current == Long.MIN_VALUE ? now : Math.max(current, now)) + localEmissionNanos;
             if (next - now > localWindowNanos) {
                 return new RateDecision(false, Duration.ofNanos(next - now - localWindowNanos), true);
             }
