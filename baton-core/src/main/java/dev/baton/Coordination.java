@@ -257,15 +257,7 @@ public final class Coordination {
                         afterCommit.add(Objects.requireNonNull(step, "step"));
                     }
                 });
-                try {
-                    c.commit();
-                } catch (SQLException e) {
-                    if (Jdbc.isConnectionFailure(e)) {
-                        throw new UnknownOutcomeException("the connection failed during COMMIT of a claim on " + sorted
-                                + "; it may or may not have committed (after-commit steps were not run)", e);
-                    }
-                    throw e;
-                }
+                Jdbc.commit(c, "a claim on " + sorted, "; after-commit steps were not run");
             } catch (Throwable t) {
                 Jdbc.rollbackQuietly(c, t);
                 throw t;

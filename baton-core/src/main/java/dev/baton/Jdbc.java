@@ -29,6 +29,25 @@ final class Jdbc {
         return false;
     }
 
+    /**
+     * Commits, reporting a connection failure during COMMIT as {@link UnknownOutcomeException} (the
+     * transaction may or may not have committed), never as a plain failure.
+     *
+     * @param what names the transaction in the message ("a fenced write for …")
+     * @param hint appended to the message: what the caller can do about it (may be empty)
+     */
+    static void commit(Connection c, String what, String hint) throws SQLException {
+        try {
+            c.commit();
+        } catch (SQLException e) {
+            if (isConnectionFailure(e)) {
+                throw new UnknownOutcomeException("the connection failed during COMMIT of " + what
+                        + "; it may or may not have committed" + hint + " (" + e.getMessage() + ")", e);
+            }
+            throw e;
+        }
+    }
+
     static void rollbackQuietly(Connection c, Throwable primary) {
         try {
             if (!c.isClosed() && !c.getAutoCommit()) {

@@ -338,18 +338,15 @@ public final class Leases {
 
     private static void commit(Connection c, LeaseGrant grant) throws SQLException {
         try {
-            c.commit();
-        } catch (SQLException e) {
-            if (IDLE_IN_TRANSACTION_TIMEOUT.equals(e.getSQLState())) {
+            Jdbc.commit(c, "a fenced write for " + grant,
+                    ". Retry with the same idempotency key or read back to find out");
+        } catch (UnknownOutcomeException | SQLException e) {
+            Throwable cause = e instanceof UnknownOutcomeException ? e.getCause() : e;
+            if (cause instanceof SQLException s && IDLE_IN_TRANSACTION_TIMEOUT.equals(s.getSQLState())) {
                 // The server ended the session before COMMIT arrived: definitely rolled back.
                 throw new LeaseLostException(grant, "fenced write for " + grant + " rolled back: the transaction sat "
                         + "idle longer than the grant's TTL (" + grant.ttl() + ") holding the fence, and the server "
                         + "ended it so that a takeover is not blocked; nothing was written");
-            }
-            if (Jdbc.isConnectionFailure(e)) {
-                throw new UnknownOutcomeException("the connection failed during COMMIT of a fenced write for " + grant
-                        + "; it may or may not have committed. Retry with the same idempotency key or read back "
-                        + "to find out (" + e.getMessage() + ")", e);
             }
             throw e;
         }

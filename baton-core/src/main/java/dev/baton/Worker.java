@@ -713,15 +713,7 @@ final class Worker {
                     T result = work.apply(c);
                     store.complete(c, new long[] {job.id()}, new long[] {job.token()});
                     hooks.reach(Hooks.Points.JOB_TX_BEFORE_COMMIT);
-                    try {
-                        c.commit();
-                    } catch (SQLException e) {
-                        if (Jdbc.isConnectionFailure(e)) {
-                            throw new UnknownOutcomeException("the connection failed during COMMIT of job " + job.id()
-                                    + " attempt " + job.attempt() + "; it may or may not have committed", e);
-                        }
-                        throw e;
-                    }
+                    Jdbc.commit(c, "job " + job.id() + " attempt " + job.attempt(), "");
                     completedInTransaction = true;
                     return result;
                 } catch (Throwable t) {
