@@ -24,6 +24,8 @@ public interface Hooks {
         /** In the leadership runner's task, before the leader task is invoked. */
         public static final String TASK_BEFORE_RUN = "leadership.task.beforeRun";
 
+        /** In the worker: before a claim statement is sent (the claimer holds its claim lock). */
+        public static final String JOB_BEFORE_CLAIM = "job.beforeClaim";
         /** In the worker: after a claim, before the claimed jobs' handlers may run. */
         public static final String JOB_CLAIMED = "job.claimed";
         /** In the worker: on the handler's thread, before the handler is invoked. */

@@ -95,10 +95,13 @@ final class Worker {
         queues.forEach(QueueRunner::start);
     }
 
-    /** Stops claiming new jobs (running ones go on). */
+    /**
+     * Stops claiming new jobs (running ones go on). Returns once no claim statement is in flight, so
+     * a job enqueued after this returns is never claimed by this node.
+     */
     void stopClaiming() {
         claiming = false;
-        queues.forEach(q -> q.wake.signal());
+        queues.forEach(QueueRunner::awaitNoClaim);
     }
 
     /**
@@ -146,6 +149,8 @@ final class Worker {
         final ExecutorService handlersPool;
         final Notifier.Subscription wake;
         final AtomicInteger inFlight = new AtomicInteger();
+        /** Held while a claim statement runs; stopClaiming takes it to wait out a claim in flight. */
+        final Object claimLock = new Object();
         Thread thread;
 
         QueueRunner(String queue, int concurrency) {
@@ -170,10 +175,15 @@ final class Worker {
                 int free = slots.availablePermits();
                 int claimed = 0;
                 if (free > 0) {
-                    try {
-                        claimed = claimOnce(free);
-                    } catch (SQLException | RuntimeException e) {
-                        log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
+                    synchronized (claimLock) {
+                        if (!claiming) {
+                            break;
+                        }
+                        try {
+                            claimed = claimOnce(free);
+                        } catch (SQLException | RuntimeException e) {
+                            log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
+                        }
                     }
                 }
                 if (claimed > 0 && claimed == free) {
@@ -187,6 +197,7 @@ final class Worker {
 
         /** Claims up to {@code free} jobs and starts them; returns how many. */
         int claimOnce(int free) throws SQLException {
+            hooks.reach(Hooks.Points.JOB_BEFORE_CLAIM);
             long send = ticker.getAsLong();
             List<JobStore.Claimed> jobs;
             try (Connection c = dataSource.getConnection()) {
@@ -221,6 +232,13 @@ final class Worker {
             }
             hooks.reach(Hooks.Points.JOB_CLAIMED);
             return jobs.size();
+        }
+
+        void awaitNoClaim() {
+            wake.signal();
+            synchronized (claimLock) {
+                // nothing to do: a claim in flight has finished, and the next one sees claiming == false
+            }
         }
 
         void awaitIdle(long deadlineNanos) {

@@ -2,12 +2,15 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.testkit.PausePoints;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -110,5 +113,51 @@ class JobDrainTest extends JobBehaviourTestBase {
         freeStubborn.countDown();
         assertThat(jobs.get(stubborn).orElseThrow().state()).isEqualTo(JobState.SUCCEEDED);
         assertThat(jobs.get(quick).orElseThrow().claimedBy()).contains("node-a");
+    }
+
+    /**
+     * J12, the race between drain and a claim already under way: once {@code drain()} returns, no
+     * claim of this node may take a job, even one whose claim loop had passed its "still claiming?"
+     * check before the drain. The claimer is parked just before its claim statement; the drain runs on
+     * another thread. With the protection, the drain waits for that claim (its thread blocks), and the
+     * job enqueued after the drain returns stays available. Protection removed and seen failing: the
+     * claim lock in {@code Worker} (claim loop and {@code stopClaiming} without {@code claimLock}):
+     * drain returned at once, the parked claim then ran and took the late job ("never claimed by the
+     * draining node" failed). This was the J12 failure seen once in CI.
+     */
+    @Test
+    void J12_aClaimUnderWayWhenDrainStartsNeverTakesAJobEnqueuedAfterDrainReturns() throws Exception {
+        Map<String, String> ran = new ConcurrentHashMap<>();
+        Baton a = start(nodeBuilder("node-a").worker(fastWorker("default", 2).build())
+                .handle("quick", Item.class, (item, ctx) -> ran.put(item.name(), "node-a")));
+        PausePoints.Pause beforeClaim = points.arm(Hooks.Points.JOB_BEFORE_CLAIM);
+        beforeClaim.awaitReached(WAIT);
+        PausePoints.Pause afterClaim = points.arm(Hooks.Points.JOB_CLAIMED); // armed while the claimer is parked
+
+        Thread drainer = new Thread(a::drain, "test-drainer");
+        drainer.start();
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(5))
+                .until(() -> !drainer.isAlive() || drainer.getState() == Thread.State.BLOCKED);
+        AtomicBoolean claimReleased = new AtomicBoolean();
+        if (drainer.isAlive()) {
+            // The drain waits for the parked claim: let the claim finish, then the drain returns.
+            beforeClaim.release();
+            afterClaim.awaitReached(WAIT);
+            afterClaim.release();
+            claimReleased.set(true);
+        }
+        drainer.join(WAIT.toMillis());
+        assertThat(drainer.isAlive()).as("drain returned").isFalse();
+
+        long late = a.jobs().enqueue(JobRequest.of("quick", new Item("late"))).id();
+        if (!claimReleased.get()) {
+            beforeClaim.release();
+            afterClaim.awaitReached(WAIT);
+            afterClaim.release();
+        }
+        Row lateRow = row(late);
+        assertThat(lateRow.state()).isEqualTo("available");
+        assertThat(lateRow.attemptedAt()).as("never claimed by the draining node").isNull();
+        assertThat(ran).isEmpty();
     }
 }
