@@ -27,8 +27,8 @@ import picocli.CommandLine.Spec;
             "2:usage error or database unreachable"})
 final class DemoCommand implements Callable<Integer> {
     static final String DEFAULT_SCHEMA = "baton_demo";
-    static final String LEASE = "demo-leader";
-    static final String LEDGER = "demo_ledger";
+    static final String LEASE = VerifyWorkload.LEASE;
+    static final String LEDGER = "verify_ledger";
 
     @Spec
     CommandSpec spec;

@@ -146,10 +146,8 @@ final class DemoRun {
         }
         MigrationResult m = Baton.migrate(ds, opt.schema);
         String q = "\"" + opt.schema + "\"";
+        VerifyWorkload.install(ds, opt.schema);
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE IF NOT EXISTS " + q + "." + DemoCommand.LEDGER + " ("
-                    + "seq bigserial PRIMARY KEY, lease_name text NOT NULL, generation bigint NOT NULL, "
-                    + "node_id text NOT NULL, written_at timestamptz NOT NULL DEFAULT clock_timestamp())");
             try (ResultSet rs = s.executeQuery("SELECT coalesce(max(seq), 0) FROM " + q + "." + DemoCommand.LEDGER)) {
                 rs.next();
                 seqBefore = rs.getLong(1);
@@ -162,7 +160,7 @@ final class DemoRun {
                 + (seqBefore > 0 ? " (earlier runs' rows are left out of this report)" : ""));
         logs = opt.logDir != null ? Files.createDirectories(opt.logDir) : Files.createTempDirectory("baton-demo-");
         say("starting " + opt.nodes + " node processes: lease '" + DemoCommand.LEASE + "', TTL " + Durations.human(opt.ttl)
-                + ", renewal every " + Durations.human(opt.renew) + "; the leader appends a fenced row every 50 ms");
+                + ", renewal every " + Durations.human(opt.renew) + "; the leader appends a fenced row every 20 ms and enqueues 50 jobs/s");
         say("node logs: " + logs);
         for (int i = 1; i <= opt.nodes; i++) {
             spawn("node-" + i);
@@ -604,6 +602,7 @@ final class DemoRun {
         final long pid;
         final OutputStream stdin; // kept open: the node exits when it closes (when this JVM dies)
         volatile boolean paused;
+        volatile String stats;
 
         NodeProc(String id, Process process) {
             this.id = id;
@@ -631,7 +630,7 @@ final class DemoRun {
                 .map(e -> Path.of(e).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
         List<String> cmd = List.of(javaBin, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", classPath, Main.class.getName(), "node",
-                "--schema", opt.schema, "--node-id", id, "--lease", DemoCommand.LEASE, "--ledger", DemoCommand.LEDGER,
+                "--schema", opt.schema, "--node-id", id, "--workload", "verify",
                 "--ttl", opt.ttl.toMillis() + "ms", "--renew", opt.renew.toMillis() + "ms", "--stale-write-probe",
                 "--exit-on-stdin-eof");
         ProcessBuilder pb = new ProcessBuilder(cmd);
@@ -688,6 +687,10 @@ final class DemoRun {
                 gen = -1;
             }
         }
+        if (type.equals("STATS")) {
+            p.stats = line;
+            return;
+        }
         String detail = f.length > 2 ? f[2] : type.equals("READY") && f.length > 1 ? f[1] : "";
         record(new Event(System.nanoTime(), p.id, p.pid, type, gen, detail));
         String text = switch (type) {
@@ -706,6 +709,7 @@ final class DemoRun {
             case "STALE_WRITE_COMMITTED" -> "a write with its revoked generation-" + gen + " grant was accepted: the "
                     + "database still had generation " + gen + " as current";
             case "STALE_WRITE_ERROR" -> "a write with its revoked generation-" + gen + " grant failed: " + detail;
+            case "DRAINING" -> "draining: claims no new jobs, running ones finish";
             case "STOPPED" -> "closed cleanly (Baton stopped its leadership and recorded the node as stopped)";
             default -> line;
         };

@@ -2,29 +2,25 @@ package dev.baton.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Baton;
-import dev.baton.BatonException;
-import dev.baton.LeaderContext;
-import dev.baton.LeaderTask;
 import dev.baton.LeaseGrant;
-import dev.baton.LeaseLostException;
-import dev.baton.Leadership;
-import dev.baton.LeadershipConfig;
 import dev.baton.LeadershipListener;
 import dev.baton.RevocationReason;
-import dev.baton.UnknownOutcomeException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.sql.PreparedStatement;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * One node of the demo, in its own process: campaigns for a lease and, while it leads, appends a fenced
- * row to the ledger every few milliseconds. Speaks a line protocol on stdout that the demo reads:
+ * One node running the verification workload ({@link VerifyWorkload}) in its own process, until SIGTERM
+ * (graceful: drain, then close, which releases the lease) or SIGKILL. Logs go to stderr; stdout carries
+ * one event per line for a parent process (the demo, a chaos run):
  *
  * <pre>
  * READY &lt;pid&gt;
@@ -33,58 +29,101 @@ import picocli.CommandLine.Option;
  * WRITE_REJECTED &lt;generation&gt; &lt;database|local&gt;   a fenced write was refused; the term is over
  * WRITE_UNKNOWN &lt;generation&gt;                     the connection failed during COMMIT
  * WRITE_ERROR &lt;generation&gt; &lt;message&gt;             any other failed write (retried)
- * STOPPED                                          after SIGTERM: the lease was released
+ * STATS ledger=&lt;n&gt; enqueued=&lt;n&gt; effects=&lt;n&gt; externals=&lt;n&gt; ticks=&lt;n&gt;   every --stats-interval, this process's counts
+ * DRAINING                                         after SIGTERM: claiming no new jobs
+ * STOPPED                                          after SIGTERM: running jobs finished or released, lease released
  * STALE_WRITE_REJECTED &lt;generation&gt;              with --stale-write-probe, after LOST or DEADLINE: a deliberate
  *                                                  write under the revoked grant was refused by the database fence
  * STALE_WRITE_COMMITTED &lt;generation&gt;             ... was accepted: the grant was still current in the database
  * STALE_WRITE_ERROR &lt;generation&gt; &lt;message&gt;
  * </pre>
- *
- * Logs go to stderr. Runs until SIGTERM (or, with {@code --exit-on-stdin-eof}, until its parent goes away).
  */
-@Command(name = "node", hidden = true, mixinStandardHelpOptions = true,
-        header = "Runs one demo node (used by demo).",
-        description = {"Runs one demo node until SIGTERM (used by `baton demo`): leads the lease when it can and "
-                + "appends a fenced row to <schema>.<ledger> every --write-interval while it leads."})
+@Command(name = "node", mixinStandardHelpOptions = true, sortOptions = false,
+        header = "Runs one node of the verification workload until SIGTERM.",
+        description = {
+            "Runs one Baton node with the verification workload (see the README, \"Verification workload\"): "
+                    + "campaigns for the lease 'verify-leader' and, while leading, appends a fenced row to verify_ledger "
+                    + "every --write-interval and enqueues 'verify.effect' jobs at --job-rate; runs those jobs and the "
+                    + "'verify.tick' schedule. Creates Baton's tables and the workload's tables if missing.",
+            "",
+            "SIGTERM drains (no new jobs, running ones finish), then stops and releases the lease. "
+                    + "Prints one event per line on stdout (READY, ELECTED, REVOKED, STATS, DRAINING, STOPPED, ...); "
+                    + "logs go to stderr. Check a run with `baton verify`."},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:stopped by SIGTERM after a clean shutdown", "2:usage error or database unreachable"})
 final class NodeCommand implements Callable<Integer> {
-    /** The demo hands the URL over in this variable, so a password never shows in a process listing. */
+    /** A parent hands the URL over in this variable, so a password never shows in a process listing. */
     static final String URL_ENV = "BATON_NODE_JDBC_URL";
+
+    /** The workloads a node can run. */
+    enum Workload { VERIFY }
 
     @Option(names = "--jdbc-url", paramLabel = "URL", defaultValue = "${env:" + URL_ENV + "}",
             description = "PostgreSQL JDBC URL (default: $" + URL_ENV + ")")
     String jdbcUrl;
 
-    @Option(names = "--schema", defaultValue = DemoCommand.DEFAULT_SCHEMA, description = "Baton schema (default: ${DEFAULT-VALUE})")
+    @Option(names = "--schema", paramLabel = "SCHEMA", defaultValue = Baton.DEFAULT_SCHEMA,
+            description = "Baton's schema, also holding the workload's tables (default: ${DEFAULT-VALUE})")
     String schema;
 
-    @Option(names = "--node-id", required = true, description = "This node's id, unique among running nodes")
+    @Option(names = "--node-id", paramLabel = "ID", required = true, description = "This node's id, unique among running nodes")
     String nodeId;
 
-    @Option(names = "--lease", defaultValue = DemoCommand.LEASE, description = "Lease to lead (default: ${DEFAULT-VALUE})")
-    String lease;
+    @Option(names = "--workload", paramLabel = "NAME", defaultValue = "verify",
+            description = "The workload to run: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE})")
+    Workload workload;
 
-    @Option(names = "--ledger", defaultValue = DemoCommand.LEDGER, description = "Ledger table in the schema (default: ${DEFAULT-VALUE})")
-    String ledger;
-
-    @Option(names = "--ttl", defaultValue = "2s", converter = Durations.Converter.class,
-            description = "Lease TTL (default: ${DEFAULT-VALUE})")
+    @Option(names = "--ttl", paramLabel = "D", defaultValue = "2s", converter = Durations.Converter.class,
+            description = "TTL of the 'verify-leader' lease and of the maintenance lease (default: ${DEFAULT-VALUE})")
     Duration ttl;
 
-    @Option(names = "--renew", defaultValue = "400ms", converter = Durations.Converter.class,
-            description = "Renew interval; must be below TTL/4 (default: ${DEFAULT-VALUE})")
+    @Option(names = "--renew", paramLabel = "D", defaultValue = "400ms", converter = Durations.Converter.class,
+            description = "Lease renew interval; must be below TTL/4 (default: ${DEFAULT-VALUE})")
     Duration renew;
 
-    @Option(names = "--write-interval", defaultValue = "50ms", converter = Durations.Converter.class,
-            description = "Pause between fenced writes while leading (default: ${DEFAULT-VALUE})")
+    @Option(names = "--write-interval", paramLabel = "D", defaultValue = "20ms", converter = Durations.Converter.class,
+            description = "Pause between fenced ledger writes while leading (default: ${DEFAULT-VALUE})")
     Duration writeInterval;
 
-    @Option(names = "--heartbeat", defaultValue = "1s", converter = Durations.Converter.class,
+    @Option(names = "--job-rate", paramLabel = "N", defaultValue = "50",
+            description = "verify.effect jobs enqueued per second while leading (default: ${DEFAULT-VALUE})")
+    double jobRate;
+
+    @Option(names = "--job-lease", paramLabel = "D", defaultValue = "4s", converter = Durations.Converter.class,
+            description = "Lease of a running job attempt (default: ${DEFAULT-VALUE})")
+    Duration jobLease;
+
+    @Option(names = "--job-heartbeat", paramLabel = "D", defaultValue = "500ms", converter = Durations.Converter.class,
+            description = "Heartbeat of running attempts; below job lease/4 (default: ${DEFAULT-VALUE})")
+    Duration jobHeartbeat;
+
+    @Option(names = "--rescue-interval", paramLabel = "D", defaultValue = "1s", converter = Durations.Converter.class,
+            description = "How often expired attempts are returned to the queue (default: ${DEFAULT-VALUE})")
+    Duration rescueInterval;
+
+    @Option(names = "--tick-interval", paramLabel = "D", defaultValue = "1s", converter = Durations.Converter.class,
+            description = "Interval of the verify.tick schedule (default: ${DEFAULT-VALUE})")
+    Duration tickInterval;
+
+    @Option(names = "--concurrency", paramLabel = "N", defaultValue = "4",
+            description = "Jobs run at once on this node (default: ${DEFAULT-VALUE})")
+    int concurrency;
+
+    @Option(names = "--drain-timeout", paramLabel = "D", defaultValue = "5s", converter = Durations.Converter.class,
+            description = "On SIGTERM, how long running jobs may take to finish (default: ${DEFAULT-VALUE})")
+    Duration drainTimeout;
+
+    @Option(names = "--heartbeat", paramLabel = "D", defaultValue = "1s", converter = Durations.Converter.class,
             description = "Node heartbeat interval (default: ${DEFAULT-VALUE})")
     Duration heartbeat;
 
+    @Option(names = "--stats-interval", paramLabel = "D", defaultValue = "1s", converter = Durations.Converter.class,
+            description = "How often to print a STATS line (default: ${DEFAULT-VALUE})")
+    Duration statsInterval;
+
     @Option(names = "--stale-write-probe",
-            description = "After losing the lease (LOST or DEADLINE), deliberately try one more write with the revoked "
-                    + "grant, as a task that ignored its cancellation would, to show the database fence refusing it")
+            description = "After losing the lease (LOST or DEADLINE), deliberately try one more ledger write with the "
+                    + "revoked grant, as a task that ignored its cancellation would, to show the database fence refusing it")
     boolean staleWriteProbe;
 
     @Option(names = "--exit-on-stdin-eof", description = "Shut down cleanly when standard input closes (the parent died)")
@@ -95,31 +134,54 @@ final class NodeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         String url = Db.requireUrl(jdbcUrl, "--jdbc-url (or $" + URL_ENV + ")");
-        if (!schema.matches("[a-z_][a-z0-9_]{0,62}") || !ledger.matches("[a-z_][a-z0-9_]{0,62}")) {
-            throw CliException.usage("--schema and --ledger must be lower-case identifiers");
+        if (schema == null || !schema.matches("[a-z_][a-z0-9_]{0,62}")) {
+            throw CliException.usage("--schema must be lower-case letters, digits and underscores (at most 63), but was '"
+                    + schema + "'");
         }
-        LeadershipConfig config = LeadershipConfig.builder().leaseTtl(ttl).renewInterval(renew)
-                .stopTimeout(Duration.ofSeconds(5)).build();
-        HikariDataSource app = Db.pool(url, nodeId + "-app", 4);
-        // The coordination pool must hold one connection per leadership runner (kept for its renewals), one
-        // for the LISTEN connection and one for the heartbeat and state changes: 4 leaves one spare.
-        HikariDataSource coordination = Db.pool(url, nodeId + "-coordination", 4);
-        Baton baton = Baton.builder(app).schema(schema).nodeId(nodeId).coordinationDataSource(coordination)
-                .migrateOnStart(false).nodeHeartbeat(heartbeat).build();
+        if (concurrency < 1 || concurrency > 100) {
+            throw CliException.usage("--concurrency must be 1 to 100, but was " + concurrency);
+        }
+        if (statsInterval.compareTo(Duration.ofMillis(100)) < 0) {
+            throw CliException.usage("--stats-interval must be at least 100ms, but was " + Durations.human(statsInterval));
+        }
+        VerifyWorkload.Settings settings = new VerifyWorkload.Settings(ttl, renew, writeInterval, jobRate, jobLease,
+                jobHeartbeat, rescueInterval, tickInterval, concurrency, drainTimeout);
+        try {
+            settings.validate();
+        } catch (IllegalArgumentException e) {
+            throw CliException.usage("invalid timing: " + e.getMessage());
+        }
+        HikariDataSource app = Db.pool(url, nodeId + "-app", concurrency * 2 + 4);
+        // Coordination: one connection per leadership runner (verify-leader, maintenance), one for LISTEN, one for
+        // the heartbeat and state changes, one spare.
+        HikariDataSource coordination = Db.pool(url, nodeId + "-coordination", 5);
+        Baton.migrate(app, schema);
+        VerifyWorkload.install(app, schema);
+        VerifyWorkload work = new VerifyWorkload(schema, nodeId, settings, app, this::emit);
+        Baton baton = work.configure(Baton.builder(app).schema(schema).nodeId(nodeId).coordinationDataSource(coordination)
+                .migrateOnStart(false).nodeHeartbeat(heartbeat)).build();
+        ScheduledExecutorService stats = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "baton-node-stats");
+            t.setDaemon(true);
+            return t;
+        });
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
-                baton.close(); // stops the leadership: cancels the task, releases the lease (with a notification)
+                baton.drain();
+                emit("DRAINING");
+                baton.close(); // running jobs finish within the drain timeout; the lease is released
+                emit(work.stats());
                 emit("STOPPED");
             } finally {
+                stats.shutdownNow();
                 app.close();
                 coordination.close();
                 closed.countDown();
             }
         }, "baton-node-shutdown"));
         baton.start();
-        String insert = "INSERT INTO \"" + schema + "\".\"" + ledger + "\" (lease_name, generation, node_id) VALUES (?, ?, ?)";
-        Leadership leadership = baton.leadership(lease, config, task(insert), new LeadershipListener() {
+        work.lead(baton, new LeadershipListener() {
             @Override
             public void onElected(LeaseGrant grant) {
                 emit("ELECTED " + grant.generation());
@@ -128,15 +190,16 @@ final class NodeCommand implements Callable<Integer> {
             @Override
             public void onRevoked(LeaseGrant grant, RevocationReason reason) {
                 emit("REVOKED " + grant.generation() + " " + reason.name());
-                if (staleWriteProbe && (reason == RevocationReason.LOST || reason == RevocationReason.DEADLINE)) {
-                    Thread probe = new Thread(() -> staleWrite(baton, grant, insert), "baton-node-stale-write");
+                if (staleWriteProbe && VerifyWorkload.revokedByFence(reason)) {
+                    Thread probe = new Thread(() -> work.staleWrite(baton, grant), "baton-node-stale-write");
                     probe.setDaemon(true);
                     probe.start();
                 }
             }
         });
-        leadership.start();
         emit("READY " + ProcessHandle.current().pid());
+        stats.scheduleAtFixedRate(() -> emit(work.stats()), statsInterval.toMillis(), statsInterval.toMillis(),
+                TimeUnit.MILLISECONDS);
         if (exitOnStdinEof) {
             Thread watch = new Thread(NodeCommand::exitOnEof, "baton-node-parent-watch");
             watch.setDaemon(true);
@@ -144,69 +207,6 @@ final class NodeCommand implements Callable<Integer> {
         }
         closed.await(); // until SIGTERM; the shutdown hook does the rest
         return Main.EXIT_OK;
-    }
-
-    private LeaderTask task(String insert) {
-        return (LeaderContext ctx) -> {
-            long generation = ctx.grant().generation();
-            while (!ctx.isCancelled()) {
-                try {
-                    ctx.fenced(tx -> {
-                        try (PreparedStatement ps = tx.prepareStatement(insert)) {
-                            ps.setString(1, lease);
-                            ps.setLong(2, generation);
-                            ps.setString(3, nodeId);
-                            return ps.executeUpdate();
-                        }
-                    });
-                } catch (LeaseLostException e) {
-                    // The term is over: never retry under the same grant.
-                    boolean local = e.getMessage() != null && e.getMessage().contains("locally");
-                    emit("WRITE_REJECTED " + generation + " " + (local ? "local" : "database"));
-                    return;
-                } catch (UnknownOutcomeException e) {
-                    emit("WRITE_UNKNOWN " + generation);
-                } catch (BatonException e) {
-                    if (ctx.isCancelled()) {
-                        return;
-                    }
-                    emit("WRITE_ERROR " + generation + " " + Db.rootMessage(e));
-                }
-                if (ctx.awaitCancellation(writeInterval)) {
-                    return;
-                }
-            }
-        };
-    }
-
-    /** A write under a revoked grant, as a zombie task would make it: the fence decides. */
-    private void staleWrite(Baton baton, LeaseGrant grant, String insert) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                baton.leases().fenced(grant, tx -> {
-                    try (PreparedStatement ps = tx.prepareStatement(insert)) {
-                        ps.setString(1, lease);
-                        ps.setLong(2, grant.generation());
-                        ps.setString(3, nodeId);
-                        return ps.executeUpdate();
-                    }
-                });
-                emit("STALE_WRITE_COMMITTED " + grant.generation());
-                return;
-            } catch (LeaseLostException e) {
-                emit("STALE_WRITE_REJECTED " + grant.generation());
-                return;
-            } catch (UnknownOutcomeException e) {
-                emit("STALE_WRITE_ERROR " + grant.generation() + " outcome unknown: " + Db.rootMessage(e));
-                return;
-            } catch (RuntimeException e) {
-                // A connection broken by the pause, for example: the write did not happen; try again.
-                if (attempt == 3) {
-                    emit("STALE_WRITE_ERROR " + grant.generation() + " " + Db.rootMessage(e));
-                    return;
-                }
-            }
-        }
     }
 
     private void emit(String line) {
