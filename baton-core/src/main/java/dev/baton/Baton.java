@@ -100,7 +100,7 @@ public final class Baton implements AutoCloseable {
         }
         Scheduler schedulerTask = workerConfig != null || !declared.isEmpty()
                 ? new Scheduler(dataSource, schedules, jobStore, notifier,
-                        workerConfig != null ? workerConfig.pollInterval() : WorkerConfig.DEFAULT_POLL_INTERVAL, app)
+                        workerConfig != null ? workerConfig.pollInterval() : WorkerConfig.DEFAULT_POLL_INTERVAL, app, appVersion)
                 : null;
         if (workerConfig != null) {
             this.worker = new Worker(dataSource, coordination, jobStore, b.handlers, workerConfig, nodeId, b.codec,
@@ -162,7 +162,7 @@ public final class Baton implements AutoCloseable {
             if (!declared.isEmpty()) {
                 schedules.declare(app, appVersion, declared);
             }
-            schedules.disableOrphans(app);
+            schedules.reconcile(app, appVersion);
         } catch (RuntimeException e) {
             registrar.stop();
             registrar.setState(NodeState.STOPPED); // a node that failed to start is not left "active"

@@ -36,27 +36,31 @@ final class Scheduler implements LeaderTask {
     private final Notifier notifier;
     private final Duration pollInterval;
     private final String app;
+    private final String appVersion;
 
     Scheduler(DataSource dataSource, Schedules schedules, JobStore jobStore, Notifier notifier, Duration pollInterval,
-              String app) {
+              String app, String appVersion) {
         this.dataSource = dataSource;
         this.schedules = schedules;
         this.jobStore = jobStore;
         this.notifier = notifier;
         this.pollInterval = pollInterval;
         this.app = app;
+        this.appVersion = appVersion;
     }
 
     @Override
     public void run(LeaderContext ctx) {
-        long lastOrphanCheck = System.nanoTime() - ORPHAN_CHECK.toNanos();
+        // Not at once: a new term often follows an outage, after which every node's heartbeat looks stale
+        // until its next beat. (The node's own version is protected anyway, and reconciling re-enables.)
+        long lastOrphanCheck = System.nanoTime();
         try (Notifier.Subscription wake = notifier.subscribe(schedules.notifyChannel(), "changed")) {
             while (!ctx.isCancelled()) {
                 long waitNanos = pollInterval.toNanos();
                 try {
                     runOnce();
                     if (System.nanoTime() - lastOrphanCheck >= ORPHAN_CHECK.toNanos()) {
-                        schedules.disableOrphans(app);
+                        schedules.reconcile(app, appVersion);
                         lastOrphanCheck = System.nanoTime();
                     }
                     // Sleep until the next due instant (on the database clock); with notifications

@@ -291,22 +291,51 @@ public final class Schedules {
 
     /** Disables this application's schedules that no live node of a declaring version declares. */
     List<String> disableOrphans(String app) {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("disable_orphans"))) {
-            ps.setString(1, app);
-            ps.setString(2, app);
+        return disableOrphans(app, null);
+    }
+
+    /**
+     * Disables this application's schedules that no live node of a declaring version declares, never one
+     * declared by {@code liveVersion} (the calling node's own version, alive by definition; null for none).
+     */
+    List<String> disableOrphans(String app, String liveVersion) {
+        List<String> out = update("disable_orphans", app, liveVersion, liveVersion, app);
+        if (!out.isEmpty()) {
+            log.info("disabled schedules of '{}' that no live version declares any more: {}", app, out);
+        }
+        return out;
+    }
+
+    /** Enables again this application's disabled schedules that a live version (or {@code liveVersion}) declares. */
+    List<String> enableDeclared(String app, String liveVersion) {
+        List<String> out = update("enable_declared", app, liveVersion, app);
+        if (!out.isEmpty()) {
+            log.info("enabled again schedules of '{}' that a live version declares: {}", app, out);
+        }
+        return out;
+    }
+
+    /** Both: what the scheduler runs now and then, and a node on start. */
+    void reconcile(String app, String liveVersion) {
+        enableDeclared(app, liveVersion);
+        disableOrphans(app, liveVersion);
+    }
+
+    private List<String> update(String statement, String... params) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.get(statement))) {
+            for (int i = 0; i < params.length; i++) {
+                ps.setString(i + 1, params[i]);
+            }
             List<String> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getString(1));
                 }
             }
-            if (!out.isEmpty()) {
-                log.info("disabled schedules of '{}' that no live version declares any more: {}", app, out);
-            }
             return out;
         } catch (SQLException e) {
-            throw new BatonException("disabling undeclared schedules of '" + app + "' failed: " + e.getMessage(), e);
+            throw new BatonException("reconciling the schedules of '" + params[0] + "' with the live nodes failed ("
+                    + statement + "): " + e.getMessage(), e);
         }
     }
 

@@ -51,7 +51,7 @@ abstract class ScheduleTestSupport extends DbTest {
     /** A scheduler of application {@code app} on {@code ds}, as a node would run it, but not under the lease. */
     Scheduler scheduler(DataSource ds, String app) {
         Schedules s = Baton.builder(ds).schema(schema).build().schedules();
-        return new Scheduler(ds, s, new JobStore(schema), Notifier.polling(), Duration.ofMillis(100), app);
+        return new Scheduler(ds, s, new JobStore(schema), Notifier.polling(), Duration.ofMillis(100), app, "0");
     }
 
     /** Holds the scheduler's leader lease for the rest of the test, so no node fires: the test does. */

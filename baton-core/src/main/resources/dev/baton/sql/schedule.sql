@@ -55,17 +55,35 @@ UPDATE ${schema}.schedule SET declared_by = array_remove(declared_by, ?), update
 
 -- name: disable_orphans
 -- A schedule is disabled (never deleted) once no declaring version of its application has a live
--- node: stopped and stale nodes do not count. Only the application's own nodes do this.
--- Parameters: owner_app, owner_app.
+-- node: stopped and stale nodes do not count. Only the application's own nodes do this, and never
+-- for a schedule that the calling node's own version declares (it is alive, whatever its heartbeat
+-- row says: after a database outage every node's heartbeat looks stale for a while).
+-- Parameters: owner_app, calling node's version (null: none), the same again, owner_app.
 UPDATE ${schema}.schedule s
    SET enabled = false, disabled_at = clock_timestamp(), updated_at = clock_timestamp()
  WHERE s.owner_app = ? AND s.enabled
+   AND (?::text IS NULL OR NOT (?::text = ANY (s.declared_by)))
    AND NOT EXISTS (
        SELECT 1 FROM ${schema}.node n
         WHERE n.state <> 'stopped'
           AND n.heartbeat_at + 3 * n.heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
           AND n.meta ->> 'app' = ?
           AND n.meta ->> 'appVersion' = ANY (s.declared_by))
+RETURNING s.name
+
+-- name: enable_declared
+-- The converse: a disabled schedule that a live version declares again is enabled again (it was
+-- disabled while its nodes looked stale). Parameters: owner_app, calling node's version, owner_app.
+UPDATE ${schema}.schedule s
+   SET enabled = true, disabled_at = NULL, updated_at = clock_timestamp()
+ WHERE s.owner_app = ? AND NOT s.enabled
+   AND (?::text = ANY (s.declared_by)
+        OR EXISTS (
+           SELECT 1 FROM ${schema}.node n
+            WHERE n.state <> 'stopped'
+              AND n.heartbeat_at + 3 * n.heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
+              AND n.meta ->> 'app' = ?
+              AND n.meta ->> 'appVersion' = ANY (s.declared_by)))
 RETURNING s.name
 
 -- name: due
