@@ -31,7 +31,7 @@ class MainTest {
 
     @Test
     void everyCommandHasHelp() {
-        for (String command : new String[] {"demo", "migrate", "status", "node"}) {
+        for (String command : new String[] {"demo", "node", "verify", "status", "migrate"}) {
             CliRun r = CliRun.of(command, "--help");
             assertThat(r.exitCode()).as(command + ": " + r).isZero();
             assertThat(r.out()).contains("Usage: baton " + command);
