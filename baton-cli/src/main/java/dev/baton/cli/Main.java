@@ -18,13 +18,13 @@ import picocli.CommandLine.Spec;
                     + "paused or partitioned former owner can no longer commit.",
             "",
             "Start with: baton demo"},
-        subcommands = {DemoCommand.class, MigrateCommand.class, StatusCommand.class, NodeCommand.class,
+        subcommands = {DemoCommand.class, NodeCommand.class, VerifyCommand.class, StatusCommand.class, MigrateCommand.class,
                 CommandLine.HelpCommand.class},
         commandListHeading = "%nCommands:%n",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:success",
-            "1:the demo's verification failed (history check or a fault step)",
+            "1:a check failed: an invariant was violated (verify, demo) or a demo fault step was not observed",
             "2:usage error, database unreachable, or the command could not run"})
 public final class Main implements Callable<Integer> {
     static final int EXIT_OK = 0;

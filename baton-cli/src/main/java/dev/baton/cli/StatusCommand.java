@@ -3,7 +3,10 @@ package dev.baton.cli;
 import dev.baton.Baton;
 import dev.baton.LeaseInfo;
 import dev.baton.NodeInfo;
+import dev.baton.NodeState;
 import dev.baton.OwnershipView;
+import dev.baton.QueueStats;
+import dev.baton.ScheduleInfo;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -24,10 +27,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "status", mixinStandardHelpOptions = true,
-        header = "Shows every lease with its current owner, and every node with its role.",
-        description = {"Shows who owns what right now: every lease with its current authorized owner, generation "
-                + "(fencing token) and time left on the database clock, and every node with its role "
-                + "(CURRENT_OWNER, ACTIVE, DRAINING, STALE, HISTORICAL). Read-only."},
+        header = "Shows nodes, leases, queues, schedules, stuck and failed jobs.",
+        description = {"Shows the state of a Baton schema right now, on the database clock: every node with its status "
+                + "(active, draining, stale: heartbeat overdue and never stopped, stopped) and role; every lease with "
+                + "its current authorized owner, generation (fencing token) and time left; jobs per queue by state; "
+                + "schedules with their next run; stuck jobs (running with an expired attempt lease: their node "
+                + "died or hangs; the maintenance leader will rescue them) and the latest failed jobs. Read-only."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:printed", "2:usage error, database unreachable, or the schema is not installed"})
 final class StatusCommand implements Callable<Integer> {
@@ -50,8 +55,12 @@ final class StatusCommand implements Callable<Integer> {
         // Never started (so nothing to close): reading leases and nodes needs no registration, heartbeat or listener.
         Baton baton = Baton.builder(ds).schema(schema).migrateOnStart(false).build();
         OwnershipView view = baton.nodes().ownership();
+        List<QueueStats> queues = baton.jobs().stats();
+        List<ScheduleInfo> schedules = baton.schedules().list();
+        Problems problems = problems(ds, schema);
         PrintWriter out = spec.commandLine().getOut();
-        out.print(json ? Json.write(toJson(schema, view)) : table(schema, view));
+        out.print(json ? Json.write(toJson(schema, view, queues, schedules, problems))
+                : table(schema, view) + table(view, queues, schedules, problems));
         out.flush();
         return Main.EXIT_OK;
     }
@@ -99,10 +108,10 @@ final class StatusCommand implements Callable<Integer> {
         }
         sb.append('\n');
         List<String[]> nodeRows = new ArrayList<>();
-        nodeRows.add(new String[] {"NODE", "ROLE", "STATE", "HEARTBEAT", "HOST", "PID", "LEASES"});
+        nodeRows.add(new String[] {"NODE", "STATUS", "ROLE", "HEARTBEAT", "HOST", "PID", "LEASES"});
         for (OwnershipView.NodeStatus n : view.nodes()) {
             NodeInfo i = n.node();
-            nodeRows.add(new String[] {i.id(), n.role().name(), i.state().name().toLowerCase(java.util.Locale.ROOT),
+            nodeRows.add(new String[] {i.id(), nodeStatus(i), n.role().name(),
                     ago(i.heartbeatAt(), i.dbNow()), i.host().orElse("-"), i.pid().map(String::valueOf).orElse("-"),
                     n.ownedLeases().isEmpty() ? "-" : String.join(",", n.ownedLeases())});
         }
@@ -139,6 +148,192 @@ final class StatusCommand implements Callable<Integer> {
         }
     }
 
+    /** active, draining, stale (heartbeat overdue, never stopped) or stopped. */
+    static String nodeStatus(NodeInfo i) {
+        if (i.state() == NodeState.STOPPED) {
+            return "stopped";
+        }
+        if (i.stale()) {
+            return "stale";
+        }
+        return i.state() == NodeState.DRAINING ? "draining" : "active";
+    }
+
+    /** Stuck (running, attempt lease expired) and failed jobs: the total and the first few of each. */
+    record Problems(long stuck, List<Map<String, Object>> stuckJobs, long failed, List<Map<String, Object>> failedJobs) {}
+
+    static final int LISTED = 10;
+
+    private static Problems problems(DataSource ds, String schema) {
+        String q = "\"" + schema + "\".job";
+        try (Connection c = ds.getConnection()) {
+            List<Map<String, Object>> stuck = rows(c, "SELECT id, queue, kind, attempt, claimed_by, "
+                    + "(extract(epoch FROM clock_timestamp() - lease_expires_at) * 1000)::bigint AS overdue_ms FROM " + q
+                    + " WHERE state = 'running' AND lease_expires_at < clock_timestamp() ORDER BY lease_expires_at LIMIT " + LISTED);
+            long stuckCount = count(c, "SELECT count(*) FROM " + q + " WHERE state = 'running' AND lease_expires_at < clock_timestamp()");
+            List<Map<String, Object>> failed = rows(c, "SELECT id, queue, kind, attempt, finished_at::text AS finished_at, "
+                    + "errors -> -1 ->> 'message' AS last_error FROM " + q + " WHERE state = 'failed' "
+                    + "ORDER BY finished_at DESC NULLS LAST, id DESC LIMIT " + LISTED);
+            long failedCount = count(c, "SELECT count(*) FROM " + q + " WHERE state = 'failed'");
+            return new Problems(stuckCount, stuck, failedCount, failed);
+        } catch (SQLException e) {
+            throw new CliException(Main.EXIT_USAGE, "could not read jobs of schema '" + schema + "': " + Db.rootMessage(e), e);
+        }
+    }
+
+    private static List<Map<String, Object>> rows(Connection c, String sql) throws SQLException {
+        List<Map<String, Object>> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+            int n = rs.getMetaData().getColumnCount();
+            while (rs.next()) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                for (int i = 1; i <= n; i++) {
+                    m.put(rs.getMetaData().getColumnLabel(i), rs.getObject(i));
+                }
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    private static long count(Connection c, String sql) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static String table(OwnershipView view, List<QueueStats> queues, List<ScheduleInfo> schedules, Problems p) {
+        StringBuilder sb = new StringBuilder("\n");
+        sb.append("QUEUES (").append(queues.size()).append(")\n");
+        if (queues.isEmpty()) {
+            sb.append("  none\n");
+        } else {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"QUEUE", "AVAILABLE", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "OLDEST WAITING", "PAUSED"});
+            for (QueueStats qs : queues) {
+                rows.add(new String[] {qs.queue(), n(qs.available()), n(qs.running()), n(qs.succeeded()), n(qs.failed()),
+                        n(qs.cancelled()), qs.oldestAvailableRunAt().map(t -> ago(t, view.dbNow())).orElse("-"),
+                        qs.paused() ? "paused" : "-"});
+            }
+            render(sb, rows);
+        }
+        sb.append('\n');
+        sb.append("SCHEDULES (").append(schedules.size()).append(")\n");
+        if (schedules.isEmpty()) {
+            sb.append("  none\n");
+        } else {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"SCHEDULE", "SPEC", "JOB", "NEXT RUN", "LAST RUN", "LAST JOB", "STATE"});
+            for (ScheduleInfo si : schedules) {
+                rows.add(new String[] {si.name(), spec(si), si.jobKind(),
+                        si.enabled() && !si.paused() ? si.nextRunAt() + " (" + until(si.nextRunAt(), view.dbNow()) + ")" : "-",
+                        si.lastFiredAt().map(t -> ago(t, view.dbNow())).orElse("never"),
+                        si.lastJobState().map(st -> st.name().toLowerCase(java.util.Locale.ROOT)).orElse("-"),
+                        !si.enabled() ? "disabled" : si.paused() ? "paused" : "enabled"});
+            }
+            render(sb, rows);
+        }
+        sb.append('\n');
+        sb.append("STUCK JOBS (").append(p.stuck()).append(": running with an expired attempt lease)\n");
+        if (p.stuck() == 0) {
+            sb.append("  none\n");
+        } else {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"JOB", "QUEUE", "KIND", "ATTEMPT", "CLAIMED BY", "LEASE EXPIRED"});
+            for (Map<String, Object> m : p.stuckJobs()) {
+                rows.add(new String[] {String.valueOf(m.get("id")), String.valueOf(m.get("queue")), String.valueOf(m.get("kind")),
+                        String.valueOf(m.get("attempt")), String.valueOf(m.get("claimed_by")),
+                        Durations.human(Duration.ofMillis(((Number) m.get("overdue_ms")).longValue())) + " ago"});
+            }
+            render(sb, rows);
+        }
+        sb.append('\n');
+        sb.append("FAILED JOBS (").append(p.failed()).append(p.failed() > LISTED ? ", latest " + LISTED : "").append(")\n");
+        if (p.failed() == 0) {
+            sb.append("  none\n");
+        } else {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"JOB", "QUEUE", "KIND", "ATTEMPTS", "FINISHED", "LAST ERROR"});
+            for (Map<String, Object> m : p.failedJobs()) {
+                String err = m.get("last_error") == null ? "-" : String.valueOf(m.get("last_error"));
+                rows.add(new String[] {String.valueOf(m.get("id")), String.valueOf(m.get("queue")), String.valueOf(m.get("kind")),
+                        String.valueOf(m.get("attempt")), String.valueOf(m.get("finished_at")),
+                        err.length() > 80 ? err.substring(0, 77) + "..." : err});
+            }
+            render(sb, rows);
+        }
+        return sb.toString();
+    }
+
+    private static String spec(ScheduleInfo si) {
+        if (si.specKind().equals("interval")) {
+            try {
+                return "every " + Durations.human(Duration.ofMillis(Long.parseLong(si.spec())));
+            } catch (NumberFormatException e) {
+                return "interval " + si.spec();
+            }
+        }
+        return "cron " + si.spec() + (si.timeZone().equals("UTC") ? "" : " " + si.timeZone());
+    }
+
+    private static String n(long v) {
+        return String.format(java.util.Locale.ROOT, "%,d", v);
+    }
+
+    private static String until(Instant then, Instant now) {
+        Duration d = Duration.between(now, then);
+        return d.isNegative() ? "due " + Durations.human(d.negated()) + " ago" : "in " + Durations.human(d);
+    }
+
+    private static Map<String, Object> toJson(String schema, OwnershipView view, List<QueueStats> queues,
+                                              List<ScheduleInfo> schedules, Problems p) {
+        Map<String, Object> root = toJson(schema, view);
+        List<Object> qs = new ArrayList<>();
+        for (QueueStats q : queues) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("queue", q.queue());
+            m.put("available", q.available());
+            m.put("running", q.running());
+            m.put("succeeded", q.succeeded());
+            m.put("failed", q.failed());
+            m.put("cancelled", q.cancelled());
+            m.put("oldestAvailableRunAt", q.oldestAvailableRunAt().map(Instant::toString).orElse(null));
+            m.put("paused", q.paused());
+            qs.add(m);
+        }
+        root.put("queues", qs);
+        List<Object> ss = new ArrayList<>();
+        for (ScheduleInfo si : schedules) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", si.name());
+            m.put("specKind", si.specKind());
+            m.put("spec", si.spec());
+            m.put("timeZone", si.timeZone());
+            m.put("jobKind", si.jobKind());
+            m.put("queue", si.queue());
+            m.put("enabled", si.enabled());
+            m.put("paused", si.paused());
+            m.put("nextRunAt", si.nextRunAt().toString());
+            m.put("lastDueAt", si.lastDueAt().map(Instant::toString).orElse(null));
+            m.put("lastFiredAt", si.lastFiredAt().map(Instant::toString).orElse(null));
+            m.put("lastJobId", si.lastJobId().orElse(null));
+            m.put("lastJobState", si.lastJobState().map(Enum::name).orElse(null));
+            m.put("misfiredTotal", si.misfiredTotal());
+            ss.add(m);
+        }
+        root.put("schedules", ss);
+        Map<String, Object> stuck = new LinkedHashMap<>();
+        stuck.put("count", p.stuck());
+        stuck.put("jobs", new ArrayList<Object>(p.stuckJobs()));
+        root.put("stuckJobs", stuck);
+        Map<String, Object> failed = new LinkedHashMap<>();
+        failed.put("count", p.failed());
+        failed.put("latest", new ArrayList<Object>(p.failedJobs()));
+        root.put("failedJobs", failed);
+        return root;
+    }
+
     private static Map<String, Object> toJson(String schema, OwnershipView view) {
         Map<String, Object> root = new LinkedHashMap<>();
         root.put("schema", schema);
@@ -165,6 +360,7 @@ final class StatusCommand implements Callable<Integer> {
             NodeInfo i = n.node();
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("id", i.id());
+            m.put("status", nodeStatus(i));
             m.put("role", n.role().name());
             m.put("state", i.state().name());
             m.put("ownedLeases", List.copyOf(n.ownedLeases()));

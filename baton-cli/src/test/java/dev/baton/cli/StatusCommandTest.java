@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.baton.Baton;
 import dev.baton.LeaseGrant;
 import dev.baton.testkit.BatonPostgres;
+import dev.baton.Schedule;
+import dev.baton.WorkerConfig;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -55,6 +60,66 @@ class StatusCommandTest {
         // node-b stopped cleanly and owns nothing; node-a's directly acquired lease outlives its Baton until it expires.
         assertThat(nodeLine(after.out(), "node-b")).contains("HISTORICAL").contains("stopped");
         assertThat(nodeLine(after.out(), "node-a")).contains("CURRENT_OWNER").contains("stopped");
+    }
+
+    @Test
+    void printsNodeStatusQueuesSchedulesStuckAndFailedJobs() throws Exception {
+        Baton.migrate(PG.dataSource(), schema);
+        long stuck;
+        long failed;
+        try (Connection c = PG.connect(); Statement s = c.createStatement()) {
+            // A running attempt whose lease expired a minute ago (its node died), and a failed job with its error.
+            try (ResultSet rs = s.executeQuery("INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, "
+                    + "attempt, max_attempts, attempt_token, lease_expires_at, claimed_by) VALUES ('mail', 'email.send', "
+                    + "'null', 50, 'running', now(), 1, 5, 1, clock_timestamp() - interval '1 minute', 'node-gone') RETURNING id")) {
+                rs.next();
+                stuck = rs.getLong(1);
+            }
+            try (ResultSet rs = s.executeQuery("INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, "
+                    + "attempt, max_attempts, errors, finished_at) VALUES ('mail', 'email.send', 'null', 50, 'failed', now(), 5, 5, "
+                    + "'[{\"message\": \"smtp refused\"}]', clock_timestamp()) RETURNING id")) {
+                rs.next();
+                failed = rs.getLong(1);
+            }
+            s.execute("INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, max_attempts) "
+                    + "VALUES ('mail', 'email.send', 'null', 50, 'available', now(), 5)");
+        }
+        // Before any node runs: a started node's maintenance would rescue the stuck job.
+        CliRun r = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(lineWith(r.out(), "  mail ")).containsPattern("mail +1 +1 +0 +1 +0");
+        assertThat(r.out()).contains("STUCK JOBS (1: running with an expired attempt lease)").contains("FAILED JOBS (1)");
+        assertThat(lineWith(r.out(), "node-gone")).startsWith("  " + stuck + " ").contains("email.send");
+        assertThat(lineWith(r.out(), "smtp refused")).startsWith("  " + failed + " ");
+        CliRun json = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
+        assertThat(json.exitCode()).as(json.toString()).isZero();
+        assertThat(json.out()).contains("\"queue\": \"mail\"").contains("\"claimed_by\": \"node-gone\"")
+                .contains("\"last_error\": \"smtp refused\"");
+
+        try (Baton draining = Baton.builder(PG.dataSource()).schema(schema).nodeId("node-d")
+                .worker(WorkerConfig.builder().queue("reports", 1).build())
+                .handle("report.hourly", Object.class, (none, ctx) -> { })
+                .schedule(Schedule.every("reports.hourly", Duration.ofHours(1)).job("report.hourly", null).queue("reports"))
+                .build().start()) {
+            draining.drain();
+            CliRun during = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
+            assertThat(during.exitCode()).as(during.toString()).isZero();
+            assertThat(nodeLine(during.out(), "node-d")).contains("draining");
+            assertThat(lineWith(during.out(), "reports.hourly")).contains("every 60m").contains("report.hourly")
+                    .contains("(in ").contains("enabled");
+            CliRun duringJson = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
+            assertThat(duringJson.out()).contains("\"status\": \"draining\"").contains("\"name\": \"reports.hourly\"")
+                    .contains("\"nextRunAt\"");
+        }
+        CliRun after = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
+        assertThat(nodeLine(after.out(), "node-d")).contains("stopped");
+    }
+
+    @Test
+    void unknownOptionExitsWith2() {
+        CliRun r = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--tables");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err()).contains("Unknown option: '--tables'");
     }
 
     @Test
