@@ -5,8 +5,8 @@ import java.util.Properties;
 import java.util.regex.Pattern;
 import org.postgresql.Driver;
 
-/** PostgreSQL JDBC URL helpers (package-private: {@link BatonPostgres} is the public face). */
-final class JdbcUrls {
+/** PostgreSQL JDBC URL helpers, for tests and tools that put a proxy between a client and the server. */
+public final class JdbcUrls {
 
   static final String PREFIX = "jdbc:postgresql:";
 
@@ -15,13 +15,13 @@ final class JdbcUrls {
   private JdbcUrls() {}
 
   /** The first host and port a PgJDBC URL connects to; IPv6 literals come without brackets. */
-  record HostPort(String host, int port) {}
+  public record HostPort(String host, int port) {}
 
   /**
    * Parses host and port with PgJDBC's own parser, so that defaults (localhost, 5432) match what
    * the driver will actually do. For a multi-host URL the first host is returned.
    */
-  static HostPort hostPort(String url) {
+  public static HostPort hostPort(String url) {
     Objects.requireNonNull(url, "url");
     Properties props = Driver.parseURL(url, new Properties());
     if (props == null) {
@@ -44,7 +44,7 @@ final class JdbcUrls {
    * Rewrites the host list of {@code url} to the single {@code host:port}, keeping the database
    * and query string verbatim. A host-less URL ({@code jdbc:postgresql:db}) gains an authority.
    */
-  static String via(String url, String host, int port) {
+  public static String via(String url, String host, int port) {
     Objects.requireNonNull(url, "url");
     Objects.requireNonNull(host, "host");
     if (host.isBlank()) {
