@@ -168,6 +168,7 @@ final class NodeCommand implements Callable<Integer> {
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
+                work.stopEnqueueing();
                 baton.drain();
                 emit("DRAINING");
                 baton.close(); // running jobs finish within the drain timeout; the lease is released
