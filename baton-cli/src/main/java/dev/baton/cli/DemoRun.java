@@ -531,7 +531,7 @@ final class DemoRun {
                 : " (" + backends.get("leaderAfter") + " took over, g" + backends.get("generationAfter") + ")") : "not completed");
         row(r, "  SIGTERM leader", graceful.containsKey("handOffMs") ? "hand-off after release " + ms((Long) graceful.get("handOffMs"))
                 + " (lease " + graceful.get("endReason") + ")" : "not completed");
-        row(r, "fenced ledger", String.format(Locale.ROOT, "%,d rows; %d stale writes rejected by the database fence",
+        row(r, "fenced ledger", String.format(Locale.ROOT, "%,d rows; %d stale write(s) rejected by the database fence",
                 writes.size(), rejectedByDb));
         row(r, "jobs", String.format(Locale.ROOT, "%,d enqueued, %,d completed with one effect row, %,d still pending",
                 n.get("enqueued"), n.get("effects"), n.get("pending")));
