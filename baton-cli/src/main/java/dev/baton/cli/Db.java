@@ -63,6 +63,8 @@ final class Db {
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(url);
         c.setPoolName(name);
+        // Visible in pg_stat_activity: the demo and chaos runs find a node's backends by it.
+        c.addDataSourceProperty("ApplicationName", name);
         c.setMaximumPoolSize(maxSize);
         c.setMinimumIdle(Math.min(2, maxSize));
         c.setConnectionTimeout(5_000);

@@ -54,7 +54,7 @@ final class DemoRun {
     private static final Duration POLL = Duration.ofMillis(20);
     private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
     private static final Duration STEP_TIMEOUT = Duration.ofSeconds(30);
-    private static final Duration STATUS_EVERY = Duration.ofSeconds(3);
+    private static final Duration PLAIN_EVERY = Duration.ofSeconds(5);
 
     private final DemoCommand opt;
     private final PrintWriter out;
@@ -81,11 +81,21 @@ final class DemoRun {
     private final Map<String, Object> pause = new LinkedHashMap<>();
     private final Map<String, Object> kill = new LinkedHashMap<>();
     private final Map<String, Object> graceful = new LinkedHashMap<>();
+    private final Map<String, Object> backends = new LinkedHashMap<>();
+    private volatile int faults;
+    private final boolean tty;
+    private volatile String statusLine; // the progress line shown on a terminal, or null
+    private volatile boolean progressStop;
+    private Thread progress;
+    private long effectsBefore;
+    private long ticksBefore;
+    private long enqueuedBefore;
 
     DemoRun(DemoCommand opt, PrintWriter out, PrintWriter err) {
         this.opt = opt;
         this.out = out;
         this.err = err;
+        this.tty = !opt.plain && System.console() != null;
     }
 
     // ------------------------------------------------------------------------------------------ run
@@ -147,6 +157,10 @@ final class DemoRun {
         MigrationResult m = Baton.migrate(ds, opt.schema);
         String q = "\"" + opt.schema + "\"";
         VerifyWorkload.install(ds, opt.schema);
+        long[] before = workloadCounts();
+        effectsBefore = before[0];
+        ticksBefore = before[1];
+        enqueuedBefore = before[2];
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT coalesce(max(seq), 0) FROM " + q + "." + DemoCommand.LEDGER)) {
                 rs.next();
@@ -197,11 +211,14 @@ final class DemoRun {
     private void timeline() {
         Leader first = awaitLeader(generationBefore, STARTUP_TIMEOUT, "a first leader");
         runStartNanos = first.seenNanos;
+        startProgress();
         long d = opt.duration.toNanos();
         pace(runStartNanos + d / 10);
         pauseLeader();
-        pace(runStartNanos + d * 4 / 10);
+        pace(runStartNanos + d * 3 / 10);
         killLeader();
+        pace(runStartNanos + d * 5 / 10);
+        terminateBackends();
         pace(runStartNanos + d * 7 / 10);
         stopLeaderGracefully();
         pace(runStartNanos + d);
@@ -214,7 +231,8 @@ final class DemoRun {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to pause");
         NodeProc p = proc(l.owner);
         say("");
-        say("FAULT 1/3  pause the leader: SIGSTOP " + l.owner + " (pid " + p.pid + ", generation " + l.generation
+        faults++;
+        say("FAULT 1/4  pause the leader: SIGSTOP " + l.owner + " (pid " + p.pid + ", generation " + l.generation
                 + ") for longer than its " + Durations.human(opt.ttl) + " lease");
         long stopAt = System.nanoTime();
         signal(p, "STOP");
@@ -288,7 +306,8 @@ final class DemoRun {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to kill");
         NodeProc p = proc(l.owner);
         say("");
-        say("FAULT 2/3  crash the leader: SIGKILL " + l.owner + " (pid " + p.pid + ", generation " + l.generation
+        faults++;
+        say("FAULT 2/4  crash the leader: SIGKILL " + l.owner + " (pid " + p.pid + ", generation " + l.generation
                 + "); polling the lease every " + POLL.toMillis() + " ms");
         long killAt = System.nanoTime();
         p.process.toHandle().destroyForcibly(); // SIGKILL
@@ -305,12 +324,73 @@ final class DemoRun {
         restart(l.owner);
     }
 
-    /** Fault 3: SIGTERM the leader; its shutdown hook releases the lease; measure the hand-off. */
+    /**
+     * Fault 3: terminate every database connection of the leader (pg_terminate_backend), as a database failover
+     * or a proxy restart would. Its pools reconnect; either it keeps its lease (a renewal on a new connection in
+     * time) or it loses it and another node takes over. Either way the workload must go on and stay correct.
+     */
+    private void terminateBackends() {
+        Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader whose connections to terminate");
+        say("");
+        faults++;
+        say("FAULT 3/4  cut the leader's database connections: pg_terminate_backend on every backend of " + l.owner
+                + " (generation " + l.generation + ")");
+        long seq = maxSeq();
+        long at = System.nanoTime();
+        int n;
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER "
+                + "(WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name IN (?, ?) "
+                + "AND pid <> pg_backend_pid()")) {
+            ps.setString(1, l.owner + "-app");
+            ps.setString(2, l.owner + "-coordination");
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                n = rs.getInt(1);
+            }
+        } catch (SQLException e) {
+            throw new StepFailed("pg_terminate_backend failed (the demo's role may lack the right): " + Db.rootMessage(e));
+        }
+        if (n == 0) {
+            say("           no backend of " + l.owner + " found: behind a transaction-pooling proxy a node's connections "
+                    + "are shared, so this fault cannot target one node");
+            backends.put("node", l.owner);
+            backends.put("backendsTerminated", 0);
+            return;
+        }
+        // Recovered: a fenced ledger row committed after the cut, by whichever node leads now.
+        awaitTrue(() -> maxSeq() > seq, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a ledger write after the cut");
+        long recoveredMs = millis(System.nanoTime() - at);
+        Leader now = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader after the cut");
+        String outcome = now.generation == l.generation
+                ? l.owner + " kept generation " + l.generation + " (its pools reconnected before the lease ran out)"
+                : now.owner + " leads with generation " + now.generation + " (" + l.owner + " lost generation "
+                        + l.generation + ")";
+        say("           " + n + " backend(s) terminated; fenced writes resumed " + ms(recoveredMs) + " later: " + outcome);
+        backends.put("node", l.owner);
+        backends.put("generation", l.generation);
+        backends.put("backendsTerminated", n);
+        backends.put("writesResumedMs", recoveredMs);
+        backends.put("leaderAfter", now.owner);
+        backends.put("generationAfter", now.generation);
+    }
+
+    private long maxSeq() {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT coalesce(max(seq), 0) FROM \"" + opt.schema + "\"." + DemoCommand.LEDGER)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("reading the ledger failed: " + Db.rootMessage(e), e);
+        }
+    }
+
+    /** Fault 4: SIGTERM the leader; its shutdown hook releases the lease; measure the hand-off. */
     private void stopLeaderGracefully() {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to stop");
         NodeProc p = proc(l.owner);
         say("");
-        say("FAULT 3/3  stop the leader gracefully: SIGTERM " + l.owner + " (pid " + p.pid + ", generation "
+        faults++;
+        say("FAULT 4/4  stop the leader gracefully: SIGTERM " + l.owner + " (pid " + p.pid + ", generation "
                 + l.generation + "); its shutdown hook closes Baton, which releases the lease");
         long termAt = System.nanoTime();
         p.process.toHandle().destroy(); // SIGTERM (Process.destroy() would also close our end of its stdout)
@@ -336,19 +416,14 @@ final class DemoRun {
 
     // ------------------------------------------------------------------------------------------ stop, verify, report
 
+    /** SIGTERM to every node at once: they stop enqueueing together, drain, release their leases and exit. */
     private void stopAll() {
+        stopProgress();
         say("");
-        Optional<Leader> leader = currentLeader();
-        String leaderId = leader.map(x -> x.owner).orElse(null);
-        say("stopping all nodes (SIGTERM), the leader last");
-        List<NodeProc> followers = procs.values().stream().filter(p -> !p.id.equals(leaderId)).toList();
-        followers.forEach(this::terminate);
-        followers.forEach(this::awaitExitOrKill);
-        NodeProc last = leaderId != null ? procs.get(leaderId) : null;
-        if (last != null) {
-            terminate(last);
-            awaitExitOrKill(last);
-        }
+        say("stopping all nodes (SIGTERM): each drains (running jobs finish), releases its lease and exits");
+        List<NodeProc> all = List.copyOf(procs.values());
+        all.forEach(this::terminate);
+        all.forEach(this::awaitExitOrKill);
     }
 
     private int verifyAndReport() throws IOException, SQLException {
@@ -377,7 +452,8 @@ final class DemoRun {
         long rejectedByDb = taskRejected + probeRejected;
         long refusedLocally = countEvents(e -> e.type.equals("WRITE_REJECTED") && !e.detail.equals("database"));
         long unknown = countEvents(e -> e.type.equals("WRITE_UNKNOWN"));
-        boolean pass = check.ok() && failures.isEmpty();
+        Verifier.Result verification = Verifier.check(ds, opt.schema);
+        boolean pass = check.ok() && verification.ok() && failures.isEmpty();
         long runMs = runStartNanos == 0 ? 0 : millis(System.nanoTime() - runStartNanos);
 
         Map<String, Object> json = new LinkedHashMap<>();
@@ -412,8 +488,11 @@ final class DemoRun {
         Map<String, Object> faults = new LinkedHashMap<>();
         faults.put("pause", pause);
         faults.put("kill", kill);
+        faults.put("terminateBackends", backends);
         faults.put("gracefulStop", graceful);
+        json.put("faultsInjected", this.faults);
         json.put("faults", faults);
+        json.put("verification", verification.toJson());
         Map<String, Object> checker = new LinkedHashMap<>();
         checker.put("ok", check.ok());
         checker.put("grantsChecked", check.grantsChecked());
@@ -433,38 +512,39 @@ final class DemoRun {
 
         StringBuilder r = new StringBuilder();
         String rule = "=".repeat(78);
+        Map<String, Long> n = verification.counts();
         r.append('\n').append(rule).append('\n');
         r.append(" Baton demo: verified report\n").append(rule).append('\n');
-        row(r, "nodes", opt.nodes + " processes, lease '" + DemoCommand.LEASE + "' (TTL " + Durations.human(opt.ttl)
-                + ", renewal every " + Durations.human(opt.renew) + ")");
-        row(r, "ran", ms(runMs) + " after the first election");
-        row(r, "generations", history.isEmpty() ? "0"
-                : history.size() + " (" + history.get(0).generation() + " to " + history.get(history.size() - 1).generation() + ")");
-        row(r, "fenced rows written", String.format(Locale.ROOT, "%,d", writes.size()));
-        r.append("  rows per generation:\n");
-        r.append(String.format(Locale.ROOT, "    %-10s  %-8s  %7s  %s%n", "generation", "owner", "rows", "ended"));
-        for (LeaseHistoryEntry h : history) {
-            r.append(String.format(Locale.ROOT, "    %-10d  %-8s  %,7d  %s%n", h.generation(), h.owner(),
-                    rowsPerGeneration.getOrDefault(h.generation(), 0L), h.endReason().orElse("current")
-                            + note(h.generation())));
-        }
-        row(r, "takeover after SIGKILL", kill.containsKey("takeoverMs") ? ms((Long) kill.get("takeoverMs"))
+        row(r, "nodes", opt.nodes + " processes for " + Durations.human(Duration.ofMillis(runMs)) + "; lease '"
+                + DemoCommand.LEASE + "' (TTL " + Durations.human(opt.ttl) + "), " + history.size() + " generations");
+        row(r, "faults injected", this.faults + " of 4");
+        row(r, "  SIGSTOP leader", pause.containsKey("takeoverMs") ? "takeover " + ms((Long) pause.get("takeoverMs"))
+                + "; resumed, its stale write was " + pause.get("deliberateStaleWrite") : "not completed");
+        row(r, "  SIGKILL + restart", kill.containsKey("takeoverMs") ? "takeover after SIGKILL " + ms((Long) kill.get("takeoverMs"))
                 + " (" + kill.get("node") + " g" + kill.get("generation") + " -> " + kill.get("newLeader") + " g"
-                + kill.get("newGeneration") + "; lease TTL " + Durations.human(opt.ttl) + ")" : "not measured");
-        row(r, "hand-off after release", graceful.containsKey("handOffMs") ? ms((Long) graceful.get("handOffMs"))
-                + " (" + graceful.get("node") + " g" + graceful.get("generation") + " -> " + graceful.get("newLeader") + " g"
-                + graceful.get("newGeneration") + "; SIGTERM, Baton released the lease on shutdown)" : "not measured");
-        row(r, "takeover after SIGSTOP", pause.containsKey("takeoverMs") ? ms((Long) pause.get("takeoverMs"))
-                + " (" + pause.get("node") + " g" + pause.get("generation") + " paused " + ms((Long) pause.get("pausedMs"))
-                + " -> " + pause.get("newLeader") + " g" + pause.get("newGeneration") + ")" : "not measured");
-        row(r, "resumed former leader", pause.containsKey("outcome") ? String.valueOf(pause.get("outcome")) : "not observed");
-        row(r, "stale writes rejected", rejectedByDb + " by the database fence (" + taskRejected + " from a leader task, "
-                + probeRejected + " deliberate), " + refusedLocally + " refused locally after cancellation"
-                + (unknown > 0 ? ", " + unknown + " with unknown outcome" : ""));
+                + kill.get("newGeneration") + ")" : "not completed");
+        row(r, "  backends terminated", Integer.valueOf(0).equals(backends.get("backendsTerminated"))
+                ? "none found for " + backends.get("node") + " (connections shared behind a pooler)"
+                : backends.containsKey("writesResumedMs") ? backends.get("backendsTerminated")
+                + " of " + backends.get("node") + "; fenced writes resumed after " + ms((Long) backends.get("writesResumedMs"))
+                + (backends.get("generationAfter").equals(backends.get("generation")) ? " (kept its lease)"
+                : " (" + backends.get("leaderAfter") + " took over, g" + backends.get("generationAfter") + ")") : "not completed");
+        row(r, "  SIGTERM leader", graceful.containsKey("handOffMs") ? "hand-off after release " + ms((Long) graceful.get("handOffMs"))
+                + " (lease " + graceful.get("endReason") + ")" : "not completed");
+        row(r, "fenced ledger", String.format(Locale.ROOT, "%,d rows; %d stale write(s) rejected by the database fence",
+                writes.size(), rejectedByDb));
+        row(r, "jobs", String.format(Locale.ROOT, "%,d enqueued, %,d completed with one effect row, %,d still pending",
+                n.get("enqueued"), n.get("effects"), n.get("pending")));
+        row(r, "scheduled ticks", String.format(Locale.ROOT, "%,d rows for %,d due instants", n.get("ticks"),
+                n.get("tickDueInstants")));
+        for (Verifier.Invariant i : verification.invariants()) {
+            row(r, i.id() + " " + (i.ok() ? "PASS" : "FAIL"), i.description());
+            i.examples().forEach(e -> r.append("    VIOLATION ").append(e).append('\n'));
+        }
+        row(r, "I4 info", String.format(Locale.ROOT, "%,d job(s) repeated their external effect after a retry "
+                + "(at least once; not a violation)", verification.externalDuplicateJobs()));
         row(r, "history check", (check.ok() ? "PASS" : "FAIL") + ": FencedMutexChecker over " + check.grantsChecked()
                 + " grants and " + String.format(Locale.ROOT, "%,d", check.writesChecked()) + " ledger writes");
-        r.append("    R1 at most one owner per generation; R3 committed writes never go back in\n")
-                .append("    generation; R4 every write carries a generation granted to its writer\n");
         for (String v : check.violations()) {
             r.append("    VIOLATION ").append(v).append('\n');
         }
@@ -479,19 +559,6 @@ final class DemoRun {
             out.flush();
         }
         return pass ? Main.EXIT_OK : Main.EXIT_CHECK_FAILED;
-    }
-
-    private String note(long generation) {
-        if (Long.valueOf(generation).equals(pause.get("generation"))) {
-            return " (SIGSTOP)";
-        }
-        if (Long.valueOf(generation).equals(kill.get("generation"))) {
-            return " (SIGKILL)";
-        }
-        if (Long.valueOf(generation).equals(graceful.get("generation"))) {
-            return " (SIGTERM)";
-        }
-        return "";
     }
 
     private static void row(StringBuilder sb, String label, String value) {
@@ -551,28 +618,95 @@ final class DemoRun {
         }
     }
 
-    /** Waits until {@code nanos}, printing a status line now and then. Pacing only. */
+    /** Waits until {@code nanos} (the progress thread shows what happens meanwhile). Pacing only. */
     private void pace(long untilNanos) {
-        long nextStatus = System.nanoTime();
         while (System.nanoTime() - untilNanos < 0) {
-            if (System.nanoTime() - nextStatus >= 0) {
-                status();
-                nextStatus = System.nanoTime() + STATUS_EVERY.toNanos();
-            }
-            long left = Math.min(untilNanos - System.nanoTime(), nextStatus - System.nanoTime());
-            sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 250)));
+            sleep(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(untilNanos - System.nanoTime()), 250)));
         }
     }
 
-    private void status() {
-        try {
-            Optional<Leader> l = currentLeader();
-            long total = rowsOf(-1);
-            say("status     " + l.map(x -> "leader " + x.owner + ", generation " + x.generation + ", lease "
-                    + Durations.human(x.left) + " left | ledger " + total + " rows, " + rowsOf(x.generation)
-                    + " in generation " + x.generation).orElse("no leader right now | ledger " + total + " rows"));
-        } catch (RuntimeException e) {
-            say("status     unavailable: " + Db.rootMessage(e));
+    // ------------------------------------------------------------------------------------------ live progress
+
+    /** Counts of the workload's tables: {effects, ticks, enqueued}. */
+    private long[] workloadCounts() throws SQLException {
+        String q = "\"" + opt.schema + "\".";
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT (SELECT count(*) FROM " + q + "verify_effect), (SELECT count(*) FROM "
+                     + q + "verify_tick), (SELECT count(*) FROM " + q + "verify_enqueued)")) {
+            rs.next();
+            return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
+        }
+    }
+
+    /**
+     * Shows progress while the nodes run: on a terminal one line redrawn in place (event lines scroll above it),
+     * otherwise a plain line every few seconds.
+     */
+    private void startProgress() {
+        progress = new Thread(() -> {
+            java.util.ArrayDeque<long[]> window = new java.util.ArrayDeque<>(); // {nanos, effects}
+            long nextPlain = System.nanoTime() + PLAIN_EVERY.toNanos();
+            while (!progressStop) {
+                try {
+                    long now = System.nanoTime();
+                    long[] c = workloadCounts();
+                    long done = c[0] - effectsBefore;
+                    window.addLast(new long[] {now, done});
+                    while (window.size() > 2 && now - window.peekFirst()[0] > TimeUnit.SECONDS.toNanos(3)) {
+                        window.removeFirst();
+                    }
+                    long[] oldest = window.peekFirst();
+                    double rate = now - oldest[0] > 0 ? (done - oldest[1]) * 1e9 / (now - oldest[0]) : 0;
+                    Optional<Leader> l = currentLeader();
+                    long total = opt.duration.toNanos();
+                    long elapsed = Math.min(total, Math.max(0, now - runStartNanos));
+                    int width = 24;
+                    int filled = (int) (width * elapsed / total);
+                    String line = String.format(Locale.ROOT, "[%s%s] %3ds/%ds | leader %s | %,.0f jobs/s, %,d done, %,d pending "
+                                    + "| %,d ticks | faults %d/4",
+                            "#".repeat(filled), ".".repeat(width - filled), TimeUnit.NANOSECONDS.toSeconds(elapsed),
+                            opt.duration.toSeconds(), l.map(x -> x.owner + " g" + x.generation).orElse("none"), rate, done,
+                            Math.max(0, (c[2] - enqueuedBefore) - done), c[1] - ticksBefore, faults);
+                    if (tty) {
+                        synchronized (out) {
+                            statusLine = line;
+                            out.print("\r\033[2K" + line);
+                            out.flush();
+                        }
+                    } else if (now - nextPlain >= 0) {
+                        say("progress   " + line);
+                        nextPlain = now + PLAIN_EVERY.toNanos();
+                    }
+                } catch (SQLException | RuntimeException e) {
+                    // transient (the demo itself cuts connections): show the next sample
+                }
+                try {
+                    Thread.sleep(tty ? 500 : 250); // pacing of the display only
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "baton-demo-progress");
+        progress.setDaemon(true);
+        progress.start();
+    }
+
+    private void stopProgress() {
+        progressStop = true;
+        if (progress != null) {
+            progress.interrupt();
+            try {
+                progress.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        synchronized (out) {
+            if (statusLine != null) {
+                out.print("\r\033[2K");
+                out.flush();
+                statusLine = null;
+            }
         }
     }
 
@@ -886,12 +1020,18 @@ final class DemoRun {
     }
 
     private void say(String line) {
-        double s = (System.nanoTime() - t0) / 1e9;
+        double t = (System.nanoTime() - t0) / 1e9;
         synchronized (out) {
+            if (statusLine != null) {
+                out.print("\r\033[2K");
+            }
             if (line.isEmpty()) {
                 out.println();
             } else {
-                out.printf(Locale.ROOT, "[%7.2fs] %s%n", s, line);
+                out.printf(Locale.ROOT, "[%7.2fs] %s%n", t, line);
+            }
+            if (statusLine != null) {
+                out.print(statusLine);
             }
             out.flush();
         }

@@ -152,9 +152,10 @@ final class NodeCommand implements Callable<Integer> {
             throw CliException.usage("invalid timing: " + e.getMessage());
         }
         HikariDataSource app = Db.pool(url, nodeId + "-app", concurrency * 2 + 4);
-        // Coordination: one connection per leadership runner (verify-leader, maintenance), one for LISTEN, one for
-        // the heartbeat and state changes, one spare.
-        HikariDataSource coordination = Db.pool(url, nodeId + "-coordination", 5);
+        // Coordination: held connections for each leadership runner (verify-leader, maintenance), LISTEN, the node
+        // heartbeat and the job heartbeats, plus the node-state change on shutdown and spares. With 5 the state
+        // change waited for a connection and shutdown took 4 s longer.
+        HikariDataSource coordination = Db.pool(url, nodeId + "-coordination", 8);
         Baton.migrate(app, schema);
         VerifyWorkload.install(app, schema);
         VerifyWorkload work = new VerifyWorkload(schema, nodeId, settings, app, this::emit);
@@ -168,6 +169,7 @@ final class NodeCommand implements Callable<Integer> {
         CountDownLatch closed = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
+                work.stopEnqueueing();
                 baton.drain();
                 emit("DRAINING");
                 baton.close(); // running jobs finish within the drain timeout; the lease is released

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -129,9 +130,11 @@ final class Verifier {
     static Result check(DataSource ds, String schema) throws SQLException {
         try (Connection c = ds.getConnection()) {
             c.setAutoCommit(false);
-            c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-            c.setReadOnly(true);
             try {
+                // Transaction-scoped (not the driver's session-level setters): safe behind a transaction-pooling proxy.
+                try (Statement s = c.createStatement()) {
+                    s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+                }
                 Result r = check(c, schema);
                 c.commit();
                 return r;

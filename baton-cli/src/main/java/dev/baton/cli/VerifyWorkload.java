@@ -99,6 +99,8 @@ final class VerifyWorkload {
     private final DataSource app;
     private final String q;
 
+    private volatile boolean enqueueing = true;
+
     final AtomicLong ledgerRows = new AtomicLong();
     final AtomicLong enqueued = new AtomicLong();
     final AtomicLong effects = new AtomicLong();
@@ -214,7 +216,7 @@ final class VerifyWorkload {
                 long now = System.nanoTime();
                 owed = Math.min(MAX_JOBS_PER_WRITE, owed + settings.jobRate() * (now - last) / 1e9);
                 last = now;
-                int jobs = (int) owed;
+                int jobs = enqueueing ? (int) owed : 0;
                 try {
                     ctx.fenced(tx -> {
                         try (PreparedStatement ps = tx.prepareStatement(ledger)) {
@@ -257,6 +259,11 @@ final class VerifyWorkload {
                 }
             }
         };
+    }
+
+    /** From now on the leader enqueues no more jobs (shutting down: let the others drain the queue). */
+    void stopEnqueueing() {
+        enqueueing = false;
     }
 
     /** A write under a revoked grant, as a zombie task would make it: the fence decides. */
