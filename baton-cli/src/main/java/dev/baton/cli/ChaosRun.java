@@ -88,7 +88,7 @@ final class ChaosRun {
             Progress healed = progress();
             say("every fault healed; waiting for progress (ledger rows, job effects, ticks)");
             Progress after = awaitProgress(healed);
-            stopNodes();
+            fleet.stopAll(Duration.ofSeconds(30));
             return verifyAndReport(before, healed, after);
         } finally {
             cleanup();
@@ -119,7 +119,7 @@ final class ChaosRun {
         JdbcUrls.HostPort target = JdbcUrls.hostPort(url);
         fleet = new NodeFleet(logs, this::nodeArgs, new NodeFleet.Listener() {
             @Override
-            public void line(NodeFleet.Node node, String line) {
+            public void line(NodeFleet.Node node, long pid, String line) {
                 if (line.startsWith("READY")) {
                     ready.computeIfAbsent(node.id, k -> new CountDownLatch(1)).countDown();
                 }
@@ -360,15 +360,6 @@ final class ChaosRun {
             Thread.sleep(200); // polling the database
         }
         return null;
-    }
-
-    private void stopNodes() throws InterruptedException, IOException {
-        for (NodeFleet.Node n : fleet.nodes()) {
-            n.process.destroy(); // SIGTERM to all at once: they drain in parallel
-        }
-        for (NodeFleet.Node n : fleet.nodes()) {
-            fleet.stop(n, Duration.ofSeconds(30));
-        }
     }
 
     // ------------------------------------------------------------------------------------------ verdict

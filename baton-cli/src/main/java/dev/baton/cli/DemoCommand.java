@@ -86,6 +86,6 @@ final class DemoCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw CliException.usage("invalid --ttl/--renew: " + e.getMessage());
         }
-        return new DemoRun(this, spec.commandLine().getOut(), spec.commandLine().getErr()).run();
+        return new DemoRun(this, spec.commandLine().getOut()).run();
     }
 }

@@ -10,14 +10,8 @@ import dev.baton.testkit.CheckResult;
 import dev.baton.testkit.FencedMutexChecker;
 import dev.baton.testkit.Grant;
 import dev.baton.testkit.Write;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.io.PrintWriter;
-import java.lang.ProcessBuilder.Redirect;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +22,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,7 +29,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -58,17 +50,15 @@ final class DemoRun {
 
     private final DemoCommand opt;
     private final PrintWriter out;
-    private final PrintWriter err;
     private final long t0 = System.nanoTime();
 
-    private final Map<String, NodeProc> procs = new ConcurrentHashMap<>();
-    private final List<NodeProc> everyProc = new CopyOnWriteArrayList<>();
     private final List<Event> events = new ArrayList<>(); // guarded by itself
     private final List<String> failures = new CopyOnWriteArrayList<>();
 
     private volatile boolean cleanedUp;
     private volatile boolean finished;
-    private EmbeddedPostgres embedded;
+    private EmbeddedServer server;
+    private NodeFleet fleet;
     private HikariDataSource ds;
     private Leases leases;
     private String url;
@@ -91,10 +81,9 @@ final class DemoRun {
     private long ticksBefore;
     private long enqueuedBefore;
 
-    DemoRun(DemoCommand opt, PrintWriter out, PrintWriter err) {
+    DemoRun(DemoCommand opt, PrintWriter out) {
         this.opt = opt;
         this.out = out;
-        this.err = err;
         this.tty = !opt.plain && System.console() != null;
     }
 
@@ -130,21 +119,8 @@ final class DemoRun {
     private void setUp() throws IOException, SQLException {
         if (opt.jdbcUrl == null) {
             say("starting an embedded PostgreSQL (the first run unpacks it, which takes a few seconds)");
-            try {
-                embedded = EmbeddedPostgres.builder()
-                        .setServerConfig("fsync", "off")
-                        .setServerConfig("synchronous_commit", "off")
-                        .setServerConfig("full_page_writes", "off")
-                        .setServerConfig("max_connections", "200")
-                        .setServerConfig("timezone", "UTC")
-                        .setPGStartupWait(Duration.ofSeconds(60))
-                        .setRegisterShutdownHook(false)
-                        .start();
-            } catch (IOException | RuntimeException e) {
-                throw new CliException(Main.EXIT_USAGE, "could not start the embedded PostgreSQL (use --jdbc-url to "
-                        + "run against an existing server): " + Db.rootMessage(e), e);
-            }
-            url = embedded.getJdbcUrl("postgres", "postgres");
+            server = EmbeddedServer.start();
+            url = server.jdbcUrl();
         } else {
             url = opt.jdbcUrl;
         }
@@ -176,26 +152,48 @@ final class DemoRun {
         say("starting " + opt.nodes + " node processes: lease '" + DemoCommand.LEASE + "', TTL " + Durations.human(opt.ttl)
                 + ", renewal every " + Durations.human(opt.renew) + "; the leader appends a fenced row every 20 ms and enqueues 50 jobs/s");
         say("node logs: " + logs);
+        fleet = new NodeFleet(logs, this::nodeArgs, new NodeFleet.Listener() {
+            @Override
+            public void line(NodeFleet.Node node, long pid, String line) {
+                onLine(node.id, pid, line);
+            }
+
+            @Override
+            public void exited(NodeFleet.Node node, long pid, int exitCode) {
+                onExit(node.id, pid, exitCode);
+            }
+        });
         for (int i = 1; i <= opt.nodes; i++) {
-            spawn("node-" + i);
+            try {
+                fleet.add("node-" + i, url);
+            } catch (IOException e) {
+                throw new CliException(Main.EXIT_USAGE, "could not start node process node-" + i + ": " + e.getMessage(), e);
+            }
         }
         long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
         for (int i = 1; i <= opt.nodes; i++) {
-            String problem = awaitReady(procs.get("node-" + i), deadline);
+            String problem = awaitReady(fleet.node("node-" + i), deadline);
             if (problem != null) {
                 throw new CliException(Main.EXIT_USAGE, problem);
             }
         }
     }
 
+    private List<String> nodeArgs(NodeFleet.Node n) {
+        return List.of("--schema", opt.schema, "--node-id", n.id, "--workload", "verify",
+                "--ttl", opt.ttl.toMillis() + "ms", "--renew", opt.renew.toMillis() + "ms", "--stale-write-probe",
+                "--exit-on-stdin-eof");
+    }
+
     /** Waits for a node process's READY line; returns why it did not come, or null. */
-    private String awaitReady(NodeProc p, long deadline) {
-        String id = p.id;
-        Event e = awaitEvent(x -> x.pid == p.pid && (x.type.equals("READY") || x.type.equals("EXITED")), deadline);
+    private String awaitReady(NodeFleet.Node n, long deadline) {
+        String id = n.id;
+        long pid = n.pid();
+        Event e = awaitEvent(x -> x.pid == pid && (x.type.equals("READY") || x.type.equals("EXITED")), deadline);
         if (e != null && e.type.equals("READY")) {
             return null;
         }
-        Path log = logs.resolve(id + ".log");
+        Path log = fleet.log(n);
         String tail = "";
         try {
             List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
@@ -229,14 +227,13 @@ final class DemoRun {
     /** Fault 1: SIGSTOP the leader for longer than its lease, then SIGCONT it: its stale write must be refused. */
     private void pauseLeader() {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to pause");
-        NodeProc p = proc(l.owner);
+        NodeFleet.Node p = fleet.node(l.owner);
         say("");
         faults++;
-        say("FAULT 1/4  pause the leader: SIGSTOP " + l.owner + " (pid " + p.pid + ", generation " + l.generation
+        say("FAULT 1/4  pause the leader: SIGSTOP " + l.owner + " (pid " + p.pid() + ", generation " + l.generation
                 + ") for longer than its " + Durations.human(opt.ttl) + " lease");
         long stopAt = System.nanoTime();
-        signal(p, "STOP");
-        p.paused = true;
+        act("SIGSTOP " + l.owner, () -> fleet.pause(p));
         Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover while "
                 + l.owner + " is paused");
         long takeoverMs = millis(next.seenNanos - stopAt);
@@ -249,8 +246,7 @@ final class DemoRun {
         say("           SIGCONT " + l.owner + " after " + ms(pausedMs) + ": it wakes up still running generation "
                 + l.generation + "'s task, unaware that generation " + next.generation + " exists");
         long contAt = System.nanoTime();
-        signal(p, "CONT");
-        p.paused = false;
+        act("SIGCONT " + l.owner, () -> fleet.resume(p));
         long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
         // A generation is granted once, so these events can only be about the paused term.
         Predicate<Event> ofStaleTerm = e -> e.node.equals(l.owner) && e.generation == l.generation;
@@ -304,13 +300,13 @@ final class DemoRun {
     /** Fault 2: SIGKILL the leader; measure until a new generation appears; restart the node. */
     private void killLeader() {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to kill");
-        NodeProc p = proc(l.owner);
+        NodeFleet.Node p = fleet.node(l.owner);
         say("");
         faults++;
-        say("FAULT 2/4  crash the leader: SIGKILL " + l.owner + " (pid " + p.pid + ", generation " + l.generation
+        say("FAULT 2/4  crash the leader: SIGKILL " + l.owner + " (pid " + p.pid() + ", generation " + l.generation
                 + "); polling the lease every " + POLL.toMillis() + " ms");
         long killAt = System.nanoTime();
-        p.process.toHandle().destroyForcibly(); // SIGKILL
+        act("SIGKILL " + l.owner, () -> fleet.kill(p)); // returns once the process is gone
         Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover after SIGKILL");
         long takeoverMs = millis(next.seenNanos - killAt);
         say("           takeover: " + next.owner + " leads with generation " + next.generation + ", " + ms(takeoverMs)
@@ -320,8 +316,7 @@ final class DemoRun {
         kill.put("newLeader", next.owner);
         kill.put("newGeneration", next.generation);
         kill.put("takeoverMs", takeoverMs);
-        awaitExit(p);
-        restart(l.owner);
+        restart(p);
     }
 
     /**
@@ -387,13 +382,13 @@ final class DemoRun {
     /** Fault 4: SIGTERM the leader; its shutdown hook releases the lease; measure the hand-off. */
     private void stopLeaderGracefully() {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to stop");
-        NodeProc p = proc(l.owner);
+        NodeFleet.Node p = fleet.node(l.owner);
         say("");
         faults++;
-        say("FAULT 4/4  stop the leader gracefully: SIGTERM " + l.owner + " (pid " + p.pid + ", generation "
+        say("FAULT 4/4  stop the leader gracefully: SIGTERM " + l.owner + " (pid " + p.pid() + ", generation "
                 + l.generation + "); its shutdown hook closes Baton, which releases the lease");
         long termAt = System.nanoTime();
-        p.process.toHandle().destroy(); // SIGTERM (Process.destroy() would also close our end of its stdout)
+        act("SIGTERM " + l.owner, () -> fleet.terminate(p));
         Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a hand-off after SIGTERM");
         long handOffMs = millis(next.seenNanos - termAt);
         String endReason = leases.history(DemoCommand.LEASE, 50).stream().filter(h -> h.generation() == l.generation)
@@ -411,19 +406,17 @@ final class DemoRun {
                     + "' after SIGTERM; expected 'released'");
         }
         awaitExit(p);
-        restart(l.owner);
+        restart(p);
     }
 
     // ------------------------------------------------------------------------------------------ stop, verify, report
 
     /** SIGTERM to every node at once: they stop enqueueing together, drain, release their leases and exit. */
-    private void stopAll() {
+    private void stopAll() throws InterruptedException, IOException {
         stopProgress();
         say("");
         say("stopping all nodes (SIGTERM): each drains (running jobs finish), releases its lease and exits");
-        List<NodeProc> all = List.copyOf(procs.values());
-        all.forEach(this::terminate);
-        all.forEach(this::awaitExitOrKill);
+        fleet.stopAll(Duration.ofSeconds(20));
     }
 
     private int verifyAndReport() throws IOException, SQLException {
@@ -595,9 +588,10 @@ final class DemoRun {
             if (l.isPresent() && l.get().generation > above) {
                 Leader x = l.get();
                 long seen = firstSeen.computeIfAbsent(x.generation, g -> x.seenNanos);
-                NodeProc p = procs.get(x.owner);
-                if (p != null && !p.paused && findEvent(e -> e.pid == p.pid && e.type.equals("ELECTED")
-                        && e.generation == x.generation) != null) {
+                Event elected = findEvent(e -> e.node.equals(x.owner) && e.type.equals("ELECTED")
+                        && e.generation == x.generation);
+                NodeFleet.Node n = elected == null ? null : fleet.node(x.owner); // a node of this demo
+                if (n != null && !n.paused && n.pid() == elected.pid) {
                     return new Leader(x.owner, x.generation, seen, x.left);
                 }
             }
@@ -730,87 +724,17 @@ final class DemoRun {
 
     // ------------------------------------------------------------------------------------------ processes
 
-    private final class NodeProc {
-        final String id;
-        final Process process;
-        final long pid;
-        final OutputStream stdin; // kept open: the node exits when it closes (when this JVM dies)
-        volatile boolean paused;
-        volatile String stats;
-
-        NodeProc(String id, Process process) {
-            this.id = id;
-            this.process = process;
-            this.pid = process.pid();
-            this.stdin = process.getOutputStream();
-        }
-    }
-
-    private NodeProc proc(String id) {
-        NodeProc p = procs.get(id);
-        if (p == null) {
-            throw new StepFailed("the lease owner '" + id + "' is not one of this demo's nodes");
-        }
-        return p;
-    }
-
-    private void spawn(String id) {
-        if (cleanedUp) {
-            throw new StepFailed("shutting down");
-        }
-        String javaBin = ProcessHandle.current().info().command()
-                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-                .map(e -> Path.of(e).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
-        List<String> cmd = List.of(javaBin, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", classPath, Main.class.getName(), "node",
-                "--schema", opt.schema, "--node-id", id, "--workload", "verify",
-                "--ttl", opt.ttl.toMillis() + "ms", "--renew", opt.renew.toMillis() + "ms", "--stale-write-probe",
-                "--exit-on-stdin-eof");
-        ProcessBuilder pb = new ProcessBuilder(cmd);
-        pb.environment().put(NodeCommand.URL_ENV, url);
-        pb.redirectError(Redirect.appendTo(logs.resolve(id + ".log").toFile()));
-        Process process;
-        try {
-            process = pb.start();
-        } catch (IOException e) {
-            throw new CliException(Main.EXIT_USAGE, "could not start node process " + id + ": " + e.getMessage(), e);
-        }
-        NodeProc p = new NodeProc(id, process);
-        procs.put(id, p);
-        everyProc.add(p);
-        Thread reader = new Thread(() -> read(p), "baton-demo-" + id + "-reader");
-        reader.setDaemon(true);
-        reader.start();
-        process.onExit().thenAccept(x -> {
-            int code = x.exitValue();
-            record(new Event(System.nanoTime(), p.id, p.pid, "EXITED", -1, Integer.toString(code)));
-            say(String.format(Locale.ROOT, "%-10s process %d ended (%s)", p.id, p.pid, exitMeaning(code)));
-        });
-    }
-
-    private void restart(String id) {
-        spawn(id);
-        NodeProc p = procs.get(id);
-        say(String.format(Locale.ROOT, "%-10s restarted as pid %d", id, p.pid));
-        String problem = awaitReady(p, System.nanoTime() + STARTUP_TIMEOUT.toNanos());
+    /** Starts a fresh process for a node whose process has ended and waits until it is ready. */
+    private void restart(NodeFleet.Node n) {
+        act("restarting " + n.id, () -> fleet.start(n));
+        say(String.format(Locale.ROOT, "%-10s restarted as pid %d", n.id, n.pid()));
+        String problem = awaitReady(n, System.nanoTime() + STARTUP_TIMEOUT.toNanos());
         if (problem != null) {
             throw new StepFailed(problem);
         }
     }
 
-    private void read(NodeProc p) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.process.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                onLine(p, line.trim());
-            }
-        } catch (IOException e) {
-            // the process is gone
-        }
-    }
-
-    private void onLine(NodeProc p, String line) {
+    private void onLine(String node, long pid, String line) {
         String[] f = line.split(" ", 3);
         String type = f[0];
         long gen = -1;
@@ -822,11 +746,10 @@ final class DemoRun {
             }
         }
         if (type.equals("STATS")) {
-            p.stats = line;
             return;
         }
         String detail = f.length > 2 ? f[2] : type.equals("READY") && f.length > 1 ? f[1] : "";
-        record(new Event(System.nanoTime(), p.id, p.pid, type, gen, detail));
+        record(new Event(System.nanoTime(), node, pid, type, gen, detail));
         String text = switch (type) {
             case "READY" -> "ready (pid " + detail + ")";
             case "ELECTED" -> "ELECTED leader with generation " + gen;
@@ -847,7 +770,12 @@ final class DemoRun {
             case "STOPPED" -> "closed cleanly (Baton stopped its leadership and recorded the node as stopped)";
             default -> line;
         };
-        say(String.format(Locale.ROOT, "%-10s %s", p.id, text));
+        say(String.format(Locale.ROOT, "%-10s %s", node, text));
+    }
+
+    private void onExit(String node, long pid, int code) {
+        record(new Event(System.nanoTime(), node, pid, "EXITED", -1, Integer.toString(code)));
+        say(String.format(Locale.ROOT, "%-10s process %d ended (%s)", node, pid, exitMeaning(code)));
     }
 
     private static String revocation(String reason) {
@@ -870,57 +798,30 @@ final class DemoRun {
         };
     }
 
-    private void signal(NodeProc p, String signal) {
+    @FunctionalInterface
+    private interface ProcessAction {
+        void run() throws IOException, InterruptedException;
+    }
+
+    /** Runs a fleet action as part of a fault step: if it fails, the step fails. */
+    private static void act(String what, ProcessAction action) {
         try {
-            Process k = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid)).redirectErrorStream(true).start();
-            String output = new String(k.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
-                throw new StepFailed("kill -" + signal + " " + p.pid + " failed: " + output);
-            }
+            action.run();
         } catch (IOException e) {
-            throw new StepFailed("cannot run kill -" + signal + " (the demo needs a POSIX system): " + e.getMessage());
+            throw new StepFailed(what + " failed: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new StepFailed("interrupted");
         }
     }
 
-    private void terminate(NodeProc p) {
-        if (!p.process.isAlive()) {
-            return;
-        }
-        if (p.paused) {
-            try {
-                signal(p, "CONT");
-            } catch (StepFailed e) {
-                // it will be killed below
+    private void awaitExit(NodeFleet.Node n) {
+        Process p = n.process;
+        act("waiting for " + n.id, () -> {
+            if (!p.waitFor(STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new StepFailed(n.id + " (pid " + p.pid() + ") did not exit within " + Durations.human(STEP_TIMEOUT));
             }
-            p.paused = false;
-        }
-        p.process.toHandle().destroy();
-    }
-
-    private void awaitExit(NodeProc p) {
-        try {
-            if (!p.process.waitFor(STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new StepFailed(p.id + " (pid " + p.pid + ") did not exit within " + Durations.human(STEP_TIMEOUT));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StepFailed("interrupted");
-        }
-    }
-
-    private void awaitExitOrKill(NodeProc p) {
-        try {
-            if (!p.process.waitFor(20, TimeUnit.SECONDS)) {
-                say(p.id + " did not stop within 20 s of SIGTERM; killing it");
-                p.process.toHandle().destroyForcibly();
-                p.process.waitFor(10, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        });
     }
 
     /** Idempotent: every child process ends, the pool closes, the embedded database stops. */
@@ -930,47 +831,16 @@ final class DemoRun {
         }
         cleanedUp = true;
         if (!finished) {
-            say("interrupted: stopping every node process" + (embedded != null ? " and the embedded PostgreSQL" : ""));
+            say("interrupted: stopping every node process" + (server != null ? " and the embedded PostgreSQL" : ""));
         }
-        for (NodeProc p : everyProc) {
-            if (p.process.isAlive()) {
-                if (p.paused) {
-                    try {
-                        new ProcessBuilder("kill", "-CONT", Long.toString(p.pid)).start().waitFor(5, TimeUnit.SECONDS);
-                    } catch (IOException | InterruptedException e) {
-                        // SIGKILL below works on a stopped process too
-                    }
-                }
-                p.process.toHandle().destroy();
-            }
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        for (NodeProc p : everyProc) {
-            try {
-                long left = Math.max(1, deadline - System.nanoTime());
-                if (!p.process.waitFor(left, TimeUnit.NANOSECONDS)) {
-                    p.process.toHandle().destroyForcibly();
-                    p.process.waitFor(5, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                p.process.toHandle().destroyForcibly();
-            }
-            try {
-                p.stdin.close();
-            } catch (IOException e) {
-                // gone
-            }
+        if (fleet != null) {
+            fleet.close();
         }
         if (ds != null) {
             ds.close();
         }
-        if (embedded != null) {
-            try {
-                embedded.close();
-            } catch (IOException | RuntimeException e) {
-                err.println("baton demo: stopping the embedded PostgreSQL failed: " + e.getMessage());
-                err.flush();
-            }
+        if (server != null) {
+            server.close();
         }
     }
 

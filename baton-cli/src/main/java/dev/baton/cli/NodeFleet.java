@@ -27,11 +27,14 @@ import java.util.stream.Collectors;
  * ends every process it ever started.
  */
 final class NodeFleet implements AutoCloseable {
-    /** Receives every stdout line of every node process, on that process's reader thread. */
+    /**
+     * Receives every stdout line of every node process, on that process's reader thread, and every exit. Each
+     * call names the process by pid: after a restart a late line or exit of the old process names the old pid.
+     */
     interface Listener {
-        void line(Node node, String line);
+        void line(Node node, long pid, String line);
 
-        default void exited(Node node, int exitCode) {}
+        default void exited(Node node, long pid, int exitCode) {}
     }
 
     /** One node id and its current process (a restart replaces the process, keeps the id). */
@@ -124,14 +127,14 @@ final class NodeFleet implements AutoCloseable {
         Thread reader = new Thread(() -> read(n, p), "baton-node-" + n.id + "-reader");
         reader.setDaemon(true);
         reader.start();
-        p.onExit().thenAccept(x -> listener.exited(n, x.exitValue()));
+        p.onExit().thenAccept(x -> listener.exited(n, x.pid(), x.exitValue()));
     }
 
     private void read(Node n, Process p) {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
-                listener.line(n, line.trim());
+                listener.line(n, p.pid(), line.trim());
             }
         } catch (IOException e) {
             // the process is gone
@@ -150,23 +153,52 @@ final class NodeFleet implements AutoCloseable {
         n.paused = false;
     }
 
+    // Signals go through the ProcessHandle: Process.destroy() would also close our end of the node's stdout,
+    // and the lines it prints while it shuts down would be lost.
+
     /** SIGKILL, and waits until the process is gone. */
     void kill(Node n) throws InterruptedException {
         Process p = n.process;
-        p.destroyForcibly();
+        p.toHandle().destroyForcibly();
         p.waitFor(10, TimeUnit.SECONDS);
         n.paused = false;
+    }
+
+    /** SIGTERM (SIGCONT first if paused) without waiting: the node drains and stops. No-op if it is not running. */
+    void terminate(Node n) throws IOException {
+        if (!n.alive()) {
+            return;
+        }
+        if (n.paused) {
+            resume(n);
+        }
+        n.process.toHandle().destroy();
     }
 
     /** SIGTERM (the node drains and stops); waits up to {@code grace}, then SIGKILL. Returns the exit code. */
     int stop(Node n, Duration grace) throws InterruptedException, IOException {
         Process p = n.process;
-        if (n.paused) {
-            resume(n);
+        terminate(n);
+        return awaitOrKill(p, grace);
+    }
+
+    /** SIGTERM to every running node at once (they drain in parallel); waits up to {@code grace} each, then SIGKILL. */
+    void stopAll(Duration grace) throws InterruptedException, IOException {
+        List<Process> running = new ArrayList<>();
+        for (Node n : nodes()) {
+            if (n.alive()) {
+                running.add(n.process);
+                terminate(n);
+            }
         }
-        p.destroy();
+        for (Process p : running) {
+            awaitOrKill(p, grace);
+        }
+    }
+
+    private static int awaitOrKill(Process p, Duration grace) throws InterruptedException {
         if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-            p.destroyForcibly();
+            p.toHandle().destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
         return p.exitValue();
