@@ -12,8 +12,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -62,7 +63,7 @@ final class NodeFleet implements AutoCloseable {
     private final Path logDir;
     private final Function<Node, List<String>> nodeArgs;
     private final Listener listener;
-    private final Map<String, Node> nodes = new ConcurrentHashMap<>();
+    private final Map<String, Node> nodes = Collections.synchronizedMap(new LinkedHashMap<>()); // in start order
     private final List<Process> everyProcess = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
@@ -196,10 +197,13 @@ final class NodeFleet implements AutoCloseable {
         }
     }
 
+    /** Returns the exit code, or -1 if the process outlived even SIGKILL by 10 s. */
     private static int awaitOrKill(Process p, Duration grace) throws InterruptedException {
         if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
             p.toHandle().destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                return -1;
+            }
         }
         return p.exitValue();
     }
@@ -224,7 +228,7 @@ final class NodeFleet implements AutoCloseable {
             return;
         }
         closed = true;
-        for (Node n : nodes.values()) {
+        for (Node n : nodes()) {
             if (n.paused && n.alive()) {
                 try {
                     resume(n);
