@@ -36,15 +36,22 @@ final class Scheduler implements LeaderTask {
     private final Notifier notifier;
     private final Duration pollInterval;
     private final String app;
+    private final BatonMetrics metrics;
 
     Scheduler(DataSource dataSource, Schedules schedules, JobStore jobStore, Notifier notifier, Duration pollInterval,
               String app) {
+        this(dataSource, schedules, jobStore, notifier, pollInterval, app, BatonMetrics.NONE);
+    }
+
+    Scheduler(DataSource dataSource, Schedules schedules, JobStore jobStore, Notifier notifier, Duration pollInterval,
+              String app, BatonMetrics metrics) {
         this.dataSource = dataSource;
         this.schedules = schedules;
         this.jobStore = jobStore;
         this.notifier = notifier;
         this.pollInterval = pollInterval;
         this.app = app;
+        this.metrics = metrics;
     }
 
     @Override
@@ -201,6 +208,9 @@ final class Scheduler implements LeaderTask {
                     return 0;
                 }
                 c.commit();
+                for (Instant due : fire) {
+                    metrics.scheduleFired(d.name(), Duration.between(due, now));
+                }
                 if (dropped > 0) {
                     log.warn("schedule '{}': {} due instant(s) missed and dropped by misfire policy {}", d.name(),
                             dropped, d.misfire());
