@@ -5,6 +5,7 @@ import dev.baton.micrometer.BatonMicrometer;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.context.SmartLifecycle;
 
 /**
@@ -12,7 +13,7 @@ import org.springframework.context.SmartLifecycle;
  * server; on shutdown, after the web server and the task scheduler stopped, drains it: no new claims,
  * running jobs get the drain timeout, leases are released for a fast hand-off.
  */
-public class BatonLifecycle implements SmartLifecycle {
+public class BatonLifecycle implements SmartLifecycle, DisposableBean {
     /** Before the web server starts, after it stops (Boot's web server lifecycle runs at DEFAULT_PHASE - 2048). */
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
     private static final Logger log = LoggerFactory.getLogger(BatonLifecycle.class);
@@ -57,6 +58,12 @@ public class BatonLifecycle implements SmartLifecycle {
                 log.debug("closing queue gauges: {}", e.getMessage());
             }
         }
+    }
+
+    /** Also when the context fails to refresh after Baton started (lifecycle stop is not called then). */
+    @Override
+    public void destroy() {
+        stop();
     }
 
     @Override

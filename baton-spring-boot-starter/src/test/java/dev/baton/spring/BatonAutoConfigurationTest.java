@@ -98,6 +98,18 @@ class BatonAutoConfigurationTest extends StarterTestSupport {
     }
 
     @Test
+    void healthIsDownOnceTheNodeIsRecordedStopped() {
+        runner().run(context -> {
+            BatonHealthIndicator health = context.getBean(BatonHealthIndicator.class);
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+            context.getBean(Baton.class).close();          // the node records itself as stopped
+            var h = health.health();
+            assertThat(h.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(h.getDetails()).containsEntry("reason", "this node is recorded as stopped");
+        });
+    }
+
+    @Test
     void backsOffWhenDisabledOrWithoutADataSource() {
         runner().withPropertyValues("baton.enabled=false")
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(Baton.class)
