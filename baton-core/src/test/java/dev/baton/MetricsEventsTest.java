@@ -45,6 +45,16 @@ class MetricsEventsTest extends JobTestSupport {
             events.add("fired " + schedule);
         }
 
+        @Override
+        public void jobRescued(String queue, String kind, boolean requeued) {
+            events.add("rescued " + queue + " " + kind + " " + requeued);
+        }
+
+        @Override
+        public void fallbackUsed(String primitive) {
+            events.add("fallback " + primitive);
+        }
+
         boolean has(String event) {
             return events.contains(event);
         }
@@ -106,6 +116,38 @@ class MetricsEventsTest extends JobTestSupport {
                 .worker(fastWorker("default", 2).build()).handle("ok", Payload.class, (p, ctx) -> { }));
         long id = b.jobs().enqueue(JobRequest.of("ok", new Payload(1))).id();
         Awaitility.await().atMost(WAIT).until(() -> b.jobs().get(id).orElseThrow().state() == JobState.SUCCEEDED);
+    }
+
+    @Test
+    void rescuedAttemptsAreReportedWithQueueAndKind() throws Exception {
+        Recording m = new Recording();
+        long id = jobsApi().enqueue(JobRequest.of("ok", new Payload(1)).queue("mail")).id();
+        try (java.sql.Connection c = pool.getConnection()) {
+            assertThat(new JobStore(schema).claim(c, "mail", 1, 20, "ghost")).hasSize(1); // a 20 ms lease, never renewed
+        }
+        Awaitility.await().atMost(WAIT).until(() -> !row(id).leaseLive());
+        JobMaintenance rescuer = new JobMaintenance(pool, new JobStore(schema).metrics(m),
+                fastWorker("mail", 1).build(), "rescuer", null);
+        assertThat(rescuer.rescueOnce()).isEqualTo(1);
+        assertThat(m.events).containsExactly("rescued mail ok true");
+    }
+
+    @Test
+    void primitiveFallbacksAreReported() {
+        Recording m = new Recording();
+        com.zaxxer.hikari.HikariConfig cfg = new com.zaxxer.hikari.HikariConfig();
+        cfg.setJdbcUrl("jdbc:postgresql://127.0.0.1:1/unreachable?connectTimeout=1");  // nothing listens on port 1
+        cfg.setConnectionTimeout(250);
+        cfg.setMinimumIdle(0);
+        cfg.setInitializationFailTimeout(-1);
+        com.zaxxer.hikari.HikariDataSource dead = closeLater(new com.zaxxer.hikari.HikariDataSource(cfg));
+        Coordination c = new Coordination(dead, schema, leases, "n1", System::nanoTime).metrics(m);
+        assertThat(c.rateLimiter("login", 10, Duration.ofMinutes(1), 3).tryAcquire("10.0.0.1").fallback()).isTrue();
+        assertThat(c.concurrencyCap("exports", 5, Duration.ofMinutes(1), 1).tryAcquire("acct")).hasValueSatisfying(
+                p -> assertThat(p.local()).isTrue());
+        assertThat(c.firstDelivery("stripe", "evt-1", Duration.ofDays(1))).isTrue();
+        assertThat(m.events).containsExactly("fallback rate_limiter", "fallback concurrency_cap", "fallback dedupe");
+        assertThat(c.fallbacks()).isEqualTo(3);
     }
 
     static final class PermanentFailureForTest extends JobHandler.PermanentFailure {
