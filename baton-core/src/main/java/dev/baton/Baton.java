@@ -60,6 +60,7 @@ public final class Baton implements AutoCloseable {
     private final Schedules schedules;
     private final String app;
     private final String appVersion;
+    private final BatonMetrics metrics;
     private final List<Schedule> declared;
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
     private volatile boolean started;
@@ -81,8 +82,9 @@ public final class Baton implements AutoCloseable {
         this.app = b.app;
         this.appVersion = b.appVersion;
         this.declared = List.copyOf(b.schedules.values());
-        this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker);
-        this.jobStore = new JobStore(schema);
+        this.metrics = BatonMetrics.safe(b.metrics);
+        this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker).metrics(metrics);
+        this.jobStore = new JobStore(schema).metrics(metrics);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
         this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs);
@@ -100,11 +102,12 @@ public final class Baton implements AutoCloseable {
         }
         Scheduler schedulerTask = workerConfig != null || !declared.isEmpty()
                 ? new Scheduler(dataSource, schedules, jobStore, notifier,
-                        workerConfig != null ? workerConfig.pollInterval() : WorkerConfig.DEFAULT_POLL_INTERVAL, app, appVersion)
+                        workerConfig != null ? workerConfig.pollInterval() : WorkerConfig.DEFAULT_POLL_INTERVAL, app,
+                        appVersion, metrics)
                 : null;
         if (workerConfig != null) {
             this.worker = new Worker(dataSource, coordination, jobStore, b.handlers, workerConfig, nodeId, b.codec,
-                    notifier, hooks, ticker);
+                    notifier, hooks, ticker, metrics);
             this.maintenance = leadership(MaintenanceTask.LEASE, b.maintenance, new MaintenanceTask(List.of(
                     new JobMaintenance(dataSource, jobStore, workerConfig, nodeId, primitives), schedulerTask)));
         } else {
@@ -231,7 +234,7 @@ public final class Baton implements AutoCloseable {
     /** A leadership runner with callbacks (not started). Stopped by {@link #close()}. */
     public Leadership leadership(String name, LeadershipConfig config, LeaderTask task, LeadershipListener listener) {
         Leadership l = new Leadership(leases, coordination, dataSource, notifier, name, nodeId, config, task, listener,
-                hooks, ticker);
+                hooks, ticker, metrics);
         leaderships.add(l);
         return l;
     }
@@ -289,6 +292,7 @@ public final class Baton implements AutoCloseable {
         private String appVersion = "0";
         private final Map<String, Schedule> schedules = new LinkedHashMap<>();
         private final List<String> sweeps = new java.util.ArrayList<>();
+        private BatonMetrics metrics = BatonMetrics.NONE;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -425,6 +429,15 @@ public final class Baton implements AutoCloseable {
                     .misfire(MisfirePolicy.SKIP).maxAttempts(3));
             handle(kind, Object.class, (ignored, ctx) -> task.run(ctx));
             sweeps.add(name);
+            return this;
+        }
+
+        /**
+         * Where Baton reports its events for metrics (see {@link BatonMetrics}; {@code baton-micrometer}
+         * has a Micrometer implementation). Default: none.
+         */
+        public Builder metrics(BatonMetrics metrics) {
+            this.metrics = Objects.requireNonNull(metrics, "metrics");
             return this;
         }
 

@@ -96,7 +96,7 @@ public final class ConcurrencyCap {
             if (!unreachable(e)) {
                 throw new BatonException("cap '" + name + "' for key '" + key + "' failed: " + e.getMessage(), e);
             }
-            coord.countFallback();
+            coord.countFallback("concurrency_cap");
             log.warn("cap '{}': database unreachable ({}); applying this instance's local ceiling of {} for key '{}'",
                     name, e.getMessage(), localCeiling, key);
             Semaphore s = localSlots.computeIfAbsent(key, k -> new Semaphore(localCeiling));

@@ -44,6 +44,7 @@ public final class Coordination {
     private final LongSupplier ticker;
     private final SecureRandom random = new SecureRandom();
     private final AtomicLong fallbacks = new AtomicLong();
+    private volatile BatonMetrics metrics = BatonMetrics.NONE;
     private final Tokens tokens = new Tokens();
 
     Coordination(DataSource dataSource, String schema, Leases leases, String nodeId, LongSupplier ticker) {
@@ -105,7 +106,7 @@ public final class Coordination {
             if (onTimeout == OnTimeout.THROW || !(timedOut || ConcurrencyCap.unreachable(e))) {
                 throw new BatonException("dedupe of delivery '" + deliveryId + "' from '" + source + "' " + why, e);
             }
-            fallbacks.incrementAndGet();
+            countFallback("dedupe");
             log.warn("dedupe of delivery '{}' from '{}' {}; treating it as {} ({})", deliveryId, source, why,
                     onTimeout == OnTimeout.ACCEPT ? "first (it may be processed twice)" : "a duplicate", onTimeout);
             return onTimeout == OnTimeout.ACCEPT;
@@ -394,8 +395,15 @@ public final class Coordination {
         return ticker;
     }
 
-    void countFallback() {
+    void countFallback(String primitive) {
         fallbacks.incrementAndGet();
+        metrics.fallbackUsed(primitive);
+    }
+
+    /** Where fallbacks are reported. */
+    Coordination metrics(BatonMetrics metrics) {
+        this.metrics = metrics;
+        return this;
     }
 
     static void requireTtl(String what, Duration ttl) {

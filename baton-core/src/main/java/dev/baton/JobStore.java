@@ -23,6 +23,7 @@ final class JobStore {
 
     private final Sql sql;
     private final String channel;
+    private volatile BatonMetrics metrics = BatonMetrics.NONE;
 
     JobStore(String schema) {
         this.sql = Sql.load("job.sql", Identifiers.schema(schema));
@@ -37,12 +38,18 @@ final class JobStore {
         return channel;
     }
 
+    /** Where enqueues, claims and rescues are reported. */
+    JobStore metrics(BatonMetrics metrics) {
+        this.metrics = metrics;
+        return this;
+    }
+
     /** A request with its payload already encoded. */
     record Encoded(JobRequest request, String payloadJson) {}
 
     /** A claimed attempt. */
     record Claimed(long id, String queue, String kind, String payloadJson, int attempt, int maxAttempts, long token,
-                   Long timeoutMs) {}
+                   Long timeoutMs, long waitedMs) {}
 
     // ---------------------------------------------------------------- enqueue
 
@@ -62,6 +69,7 @@ final class JobStore {
             ps.setString(11, channel);
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
+                    metrics.jobsEnqueued(r.queue, r.kind, 1);
                     return new EnqueueResult(rs.getLong(1), true);
                 }
             }
@@ -129,19 +137,20 @@ final class JobStore {
         }
         Map<String, Long> existing = missing.isEmpty() ? Map.of() : existing(c, missing);
         List<EnqueueResult> out = new ArrayList<>(n);
+        Map<List<String>, Integer> created = new LinkedHashMap<>();
         int next = 0;
         Map<String, Boolean> seenKey = new HashMap<>();
         for (int i = 0; i < n; i++) {
             String key = idempotencyKeys[i];
-            if (key == null) {
+            if (key == null || createdByKey.containsKey(key) && seenKey.putIfAbsent(key, true) == null) {
                 out.add(new EnqueueResult(createdIds.get(next++), true));
-            } else if (createdByKey.containsKey(key) && seenKey.putIfAbsent(key, true) == null) {
-                out.add(new EnqueueResult(createdIds.get(next++), true));
+                created.merge(List.of(queues[i], kinds[i]), 1, Integer::sum);
             } else {
                 Long id = createdByKey.containsKey(key) ? createdByKey.get(key) : existing.get(key);
                 out.add(new EnqueueResult(id, false));
             }
         }
+        created.forEach((queueAndKind, count) -> metrics.jobsEnqueued(queueAndKind.get(0), queueAndKind.get(1), count));
         return out;
     }
 
@@ -182,7 +191,8 @@ final class JobStore {
                     Long timeoutMs = rs.wasNull() ? null : timeout;
                     out.add(new Claimed(rs.getLong("id"), rs.getString("queue"), rs.getString("kind"),
                             rs.getString("payload"), rs.getInt("attempt"), rs.getInt("max_attempts"),
-                            rs.getLong("attempt_token"), timeoutMs));
+                            rs.getLong("attempt_token"), timeoutMs, rs.getLong("waited_ms")));
+                    metrics.jobClaimed(queue, rs.getString("kind"), Duration.ofMillis(Math.max(0, rs.getLong("waited_ms"))));
                 }
             }
             return out;
@@ -274,6 +284,7 @@ final class JobStore {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     n++;
+                    metrics.jobRescued(rs.getString("queue"), rs.getString("kind"), "available".equals(rs.getString("state")));
                 }
             }
             return n;

@@ -45,6 +45,7 @@ public final class Leadership implements AutoCloseable {
     private final LeadershipListener listener;
     private final Hooks hooks;
     private final LongSupplier ticker;
+    private final BatonMetrics metrics;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition events = lock.newCondition();
@@ -60,7 +61,7 @@ public final class Leadership implements AutoCloseable {
 
     Leadership(Leases leases, DataSource coordination, DataSource writes, Notifier notifier, String name,
                String owner, LeadershipConfig config, LeaderTask task, LeadershipListener listener, Hooks hooks,
-               LongSupplier ticker) {
+               LongSupplier ticker, BatonMetrics metrics) {
         this.leases = leases;
         this.coordination = coordination;
         this.writes = writes;
@@ -72,6 +73,7 @@ public final class Leadership implements AutoCloseable {
         this.listener = listener == null ? LeadershipListener.NONE : listener;
         this.hooks = hooks;
         this.ticker = ticker;
+        this.metrics = metrics;
     }
 
     /** Starts campaigning. Idempotent. */
@@ -198,6 +200,7 @@ public final class Leadership implements AutoCloseable {
         Term t = new Term(grant);
         term = t;
         log.info("'{}' elected leader of '{}' with generation {}", owner, name, grant.generation());
+        metrics.leadershipAcquired(name, grant.generation());
         callback(() -> listener.onElected(grant));
         t.start();
         long renewInterval = config.renewInterval().toNanos();
@@ -233,10 +236,13 @@ public final class Leadership implements AutoCloseable {
                 long bound = Math.min(renewInterval, deadline - send);
                 current = calls.call(c -> leases.renew(c, held, config.leaseTtl(), BoundedCalls.serverMillis(bound)), bound);
                 nextRenew = send + renewInterval;
+                metrics.leaseRenewed(name, Duration.ofNanos(ticker.getAsLong() - send), true);
             } catch (LeaseLostException e) {
+                metrics.leaseRenewed(name, Duration.ofNanos(ticker.getAsLong() - send), false);
                 reason = RevocationReason.LOST;
                 break;
             } catch (TimeoutException | RuntimeException | SQLException e) {
+                metrics.leaseRenewed(name, Duration.ofNanos(ticker.getAsLong() - send), false);
                 // Unconfirmed: keep trying until the local deadline; the lease may still be ours.
                 log.warn("renewal of lease '{}' generation {} not confirmed ({}); deadline in {} ms",
                         name, grant.generation(), describe(e), (deadline - ticker.getAsLong()) / 1_000_000);
@@ -256,6 +262,7 @@ public final class Leadership implements AutoCloseable {
         } else {
             log.info("'{}' stepped down as leader of '{}' generation {}: {}", owner, name, grant.generation(), reason);
         }
+        metrics.leadershipRevoked(name, reason);
         callback(() -> listener.onRevoked(grant, reason));
         if (reason != RevocationReason.LOST) {
             // Let in-flight fenced writes finish before letting the next leader in. After a deadline

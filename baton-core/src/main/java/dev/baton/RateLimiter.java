@@ -74,7 +74,7 @@ public final class RateLimiter {
             if (!ConcurrencyCap.unreachable(e)) {
                 throw new BatonException("rate limiter '" + name + "' for key '" + key + "' failed: " + e.getMessage(), e);
             }
-            coord.countFallback();
+            coord.countFallback("rate_limiter");
             long now = coord.ticker().getAsLong();
             long last = lastFallbackLog.get();
             if (now - last > 10_000_000_000L && lastFallbackLog.compareAndSet(last, now)) {

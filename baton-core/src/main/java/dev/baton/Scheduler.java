@@ -37,9 +37,10 @@ final class Scheduler implements LeaderTask {
     private final Duration pollInterval;
     private final String app;
     private final String appVersion;
+    private final BatonMetrics metrics;
 
     Scheduler(DataSource dataSource, Schedules schedules, JobStore jobStore, Notifier notifier, Duration pollInterval,
-              String app, String appVersion) {
+              String app, String appVersion, BatonMetrics metrics) {
         this.dataSource = dataSource;
         this.schedules = schedules;
         this.jobStore = jobStore;
@@ -47,6 +48,7 @@ final class Scheduler implements LeaderTask {
         this.pollInterval = pollInterval;
         this.app = app;
         this.appVersion = appVersion;
+        this.metrics = metrics;
     }
 
     @Override
@@ -205,6 +207,9 @@ final class Scheduler implements LeaderTask {
                     return 0;
                 }
                 c.commit();
+                for (Instant due : fire) {
+                    metrics.scheduleFired(d.name(), Duration.between(due, now));
+                }
                 if (dropped > 0) {
                     log.warn("schedule '{}': {} due instant(s) missed and dropped by misfire policy {}", d.name(),
                             dropped, d.misfire());

@@ -58,6 +58,7 @@ final class Worker {
     private final Notifier notifier;
     private final Hooks hooks;
     private final LongSupplier ticker;
+    private final BatonMetrics metrics;
 
     private final Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
     private final List<QueueRunner> queues = new ArrayList<>();
@@ -70,7 +71,7 @@ final class Worker {
 
     Worker(DataSource dataSource, DataSource coordination, JobStore store, Map<String, Registration<?>> handlers,
            WorkerConfig config, String nodeId, PayloadCodec codec, Notifier notifier, Hooks hooks,
-           LongSupplier ticker) {
+           LongSupplier ticker, BatonMetrics metrics) {
         this.dataSource = dataSource;
         this.coordination = coordination;
         this.store = store;
@@ -81,6 +82,7 @@ final class Worker {
         this.notifier = notifier;
         this.hooks = hooks;
         this.ticker = ticker;
+        this.metrics = metrics;
     }
 
     synchronized void start() {
@@ -267,6 +269,7 @@ final class Worker {
     private boolean execute(RunningAttempt a, Runnable freeSlot) {
         a.thread = Thread.currentThread();
         Outcome outcome;
+        long started = ticker.getAsLong();
         try {
             if (a.stopReason != null) {
                 return false; // drained or lost before it started
@@ -276,6 +279,7 @@ final class Worker {
             a.finish();
             Thread.interrupted(); // never leak an interrupt into the next job on this thread
         }
+        Duration ran = Duration.ofNanos(ticker.getAsLong() - started);
         StopReason stop = a.stopReason;
         if (stop != null && !a.completedInTransaction) {
             outcome = switch (stop) {
@@ -287,12 +291,37 @@ final class Worker {
                 case LOST, DEADLINE, DRAIN -> null;
             };
         }
+        report(a, outcome, ran);
         if (outcome == null) {
             return false;
         }
         outcome.afterRecord = freeSlot;
         outcomes.add(outcome);
         return true;
+    }
+
+    /** Reports how the attempt ended (as decided here; the recording follows in the completer). */
+    private void report(RunningAttempt a, Outcome outcome, Duration ran) {
+        BatonMetrics.JobOutcome reported;
+        if (a.completedInTransaction) {
+            reported = BatonMetrics.JobOutcome.SUCCEEDED;
+        } else if (outcome != null) {
+            reported = switch (outcome.kind) {
+                case SUCCESS -> BatonMetrics.JobOutcome.SUCCEEDED;
+                case RETRY -> a.job.attempt() < a.job.maxAttempts() ? BatonMetrics.JobOutcome.RETRIED
+                        : BatonMetrics.JobOutcome.FAILED;
+                case FAIL -> BatonMetrics.JobOutcome.FAILED;
+                case CANCEL -> BatonMetrics.JobOutcome.CANCELLED;
+                case RELEASE -> BatonMetrics.JobOutcome.RELEASED;
+            };
+        } else if (a.stopReason == StopReason.LOST || a.stopReason == StopReason.DEADLINE) {
+            reported = BatonMetrics.JobOutcome.SELF_STOPPED;
+        } else if (a.stopReason == StopReason.DRAIN) {
+            reported = BatonMetrics.JobOutcome.RELEASED;
+        } else {
+            return; // unknown outcome of its own transaction: the job tells later
+        }
+        metrics.jobFinished(a.job.queue(), a.job.kind(), reported, ran);
     }
 
     private Outcome runHandler(RunningAttempt a) {

@@ -51,7 +51,8 @@ abstract class ScheduleTestSupport extends DbTest {
     /** A scheduler of application {@code app} on {@code ds}, as a node would run it, but not under the lease. */
     Scheduler scheduler(DataSource ds, String app) {
         Schedules s = Baton.builder(ds).schema(schema).build().schedules();
-        return new Scheduler(ds, s, new JobStore(schema), Notifier.polling(), Duration.ofMillis(100), app, "0");
+        return new Scheduler(ds, s, new JobStore(schema), Notifier.polling(), Duration.ofMillis(100), app, "0",
+                BatonMetrics.NONE);
     }
 
     /** Holds the scheduler's leader lease for the rest of the test, so no node fires: the test does. */

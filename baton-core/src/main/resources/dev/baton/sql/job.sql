@@ -74,7 +74,8 @@ UPDATE ${schema}.job j
   FROM picked
  WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_attempts, j.attempt_token,
-          j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at
+          j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at,
+          (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms
 
 -- name: heartbeat
 -- Extends the leases of running attempts. Rows locked by their own completion transaction (which
@@ -171,7 +172,7 @@ UPDATE ${schema}.job j
        attempt_token = NULL, lease_expires_at = NULL
   FROM expired
  WHERE j.id = expired.id AND j.state = 'running'
-RETURNING j.id, j.state
+RETURNING j.id, j.state, j.queue, j.kind
 
 -- name: cancel
 -- Parameters: id. Available jobs end cancelled at once; running ones get a cancellation request.

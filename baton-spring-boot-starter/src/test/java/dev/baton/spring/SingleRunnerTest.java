@@ -1,0 +1,109 @@
+package dev.baton.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.baton.Baton;
+import dev.baton.LeaseGrant;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.scheduling.annotation.Scheduled;
+
+/** {@code @BatonSingleRunner} across two application contexts (two instances) on one database. */
+class SingleRunnerTest extends StarterTestSupport {
+
+    /** A bean as an application would write it; each instance has its own. */
+    static class Exporter {
+        @Value("${baton.schema}")
+        String schema;
+        @Value("${baton.node-id}")
+        String node;
+
+        @BatonSingleRunner(value = "export", holdAtLeast = "1h")
+        public boolean export() {
+            LeaseGrant g = SingleRunner.currentGrant().orElseThrow();
+            SingleRunner.fenced(tx -> {
+                try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + schema + ".export_log VALUES (?, ?)")) {
+                    ps.setLong(1, g.generation());
+                    ps.setString(2, node);
+                    return ps.executeUpdate();
+                }
+            });
+            return true;
+        }
+
+        @BatonSingleRunner("quick")
+        public boolean quick() {
+            return SingleRunner.currentGrant().isPresent();
+        }
+
+        @Scheduled(fixedRate = 3_600_000)
+        @BatonSingleRunner("hourly")
+        public void hourly() {
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ExporterConfig {
+        @Bean
+        Exporter exporter() {
+            return new Exporter();
+        }
+    }
+
+    private List<String> exportLog() throws Exception {
+        List<String> out = new ArrayList<>();
+        try (Connection c = pool.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT generation, node FROM " + schema + ".export_log ORDER BY generation");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                out.add(rs.getString("node") + "@" + rs.getLong("generation"));
+            }
+        }
+        return out;
+    }
+
+    /*
+     * Removing the interceptor (not registering SingleRunnerPostProcessor) makes b.export() run and
+     * return true, and SingleRunner.currentGrant() empty: this test then fails on both counts.
+     */
+    @Test
+    void theOtherInstanceSkipsWhileTheHolderKeepsItsTurn() throws Exception {
+        Baton.migrate(pool, schema);
+        try (Connection c = pool.getConnection()) {
+            c.createStatement().execute("CREATE TABLE " + schema + ".export_log (generation bigint PRIMARY KEY, node text)");
+        }
+        runner().withUserConfiguration(ExporterConfig.class).withPropertyValues("baton.node-id=a").run(a ->
+            runner().withUserConfiguration(ExporterConfig.class).withPropertyValues("baton.node-id=b").run(b -> {
+                Exporter onA = a.getBean(Exporter.class);
+                Exporter onB = b.getBean(Exporter.class);
+                assertThat(onA.export()).isTrue();
+                assertThat(onB.export()).as("b skips: a holds 'export' for holdAtLeast").isFalse();
+                assertThat(onA.export()).as("a keeps its turn: the same node re-acquires").isTrue();
+                assertThat(exportLog()).containsExactly("a@1", "a@2");
+
+                assertThat(onA.quick()).isTrue();
+                assertThat(onB.quick()).as("without a hold the lease is released when the method returns").isTrue();
+
+                onA.hourly();
+                Duration left = a.getBean(Baton.class).leases().inspect("hourly").orElseThrow().remaining();
+                assertThat(left).as("hold derived from @Scheduled(fixedRate = 1h)").isGreaterThan(Duration.ofMinutes(59));
+            }));
+    }
+
+    @Test
+    void fencedOutsideASingleRunnerMethodIsRefused() {
+        assertThatThrownBy(() -> SingleRunner.fenced(tx -> 1)).isInstanceOf(IllegalStateException.class)
+                .hasMessage("SingleRunner.fenced is only available inside a @BatonSingleRunner method (on the thread that "
+                        + "runs it)");
+        assertThat(SingleRunner.currentGrant()).isEmpty();
+    }
+}
