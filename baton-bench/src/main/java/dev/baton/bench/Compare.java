@@ -185,13 +185,7 @@ final class Compare {
         r.loadBefore = Machine.loadAverage();
         long t0 = System.nanoTime();
         try (Database db = Database.open(c.jdbcUrl, null)) {
-            r.embedded = db.embedded();
-            r.serverVersion = db.serverVersion();
-            r.settings = db.serverSettings();
-            r.machine = Machine.facts();
-            System.out.println("Baton side-by-side comparison (" + r.mode + ")");
-            r.machine.forEach((k, v) -> System.out.printf("  %-32s %s%n", k, v));
-            System.out.println("  PostgreSQL " + r.serverVersion + "; load average " + r.loadBefore);
+            System.out.println("Baton side-by-side comparison (" + r.mode + "); load average " + r.loadBefore);
             c.run(db, r);
         } catch (Exception e) {
             System.err.println("comparison failed: " + e);
@@ -219,11 +213,18 @@ final class Compare {
     void run(Database db, CompareResults r) throws Exception {
         this.db = db;
         this.r = r;
+        r.embedded = db.embedded();
+        r.serverVersion = db.serverVersion();
+        r.settings = db.serverSettings();
+        r.machine = Machine.facts();
+        r.machine.forEach((k, v) -> System.out.printf("  %-32s %s%n", k, v));
+        System.out.println("  PostgreSQL " + r.serverVersion);
         r.versions.put("Baton", Machine.artifactVersion("dev.baton", "baton-core"));
-        r.versions.put("db-scheduler", Machine.artifactVersion("com.github.kagkarlsson", "db-scheduler"));
-        r.versions.put("JobRunr", Machine.artifactVersion("org.jobrunr", "jobrunr"));
-        r.versions.put("Quartz", Machine.artifactVersion("org.quartz-scheduler", "quartz"));
-        r.versions.put("ShedLock", Machine.artifactVersion("net.javacrumbs.shedlock", "shedlock-core"));
+        r.versions.put("db-scheduler", Machine.comparedVersion("db-scheduler"));
+        r.versions.put("JobRunr", Machine.comparedVersion("jobrunr"));
+        r.versions.put("Quartz", Machine.comparedVersion("quartz"));
+        r.versions.put("ShedLock", Machine.comparedVersion("shedlock"));
+        r.versions.put("XChart (charts)", Machine.comparedVersion("xchart"));
         r.versions.put("HikariCP", Machine.artifactVersion("com.zaxxer", "HikariCP"));
         r.versions.put("PostgreSQL JDBC", org.postgresql.util.DriverInfo.DRIVER_VERSION);
         List<Supplier<Peer>> jobSystems = new ArrayList<>();
@@ -252,8 +253,11 @@ final class Compare {
         }
         if (phases.contains("throughput")) {
             for (Supplier<Peer> s : jobSystems) {
+                if (jobs >= 2_000) {
+                    throughput(s, 2, 2_000, false); // JIT warm-up of this system's code paths, not recorded
+                }
                 for (int n : nodeCounts) {
-                    throughput(s, n);
+                    throughput(s, n, jobs, true);
                 }
             }
         }
@@ -278,7 +282,7 @@ final class Compare {
 
     // ------------------------------------------------------------------ throughput
 
-    private void throughput(Supplier<Peer> s, int nodes) throws Exception {
+    private void throughput(Supplier<Peer> s, int nodes, int jobs, boolean record) throws Exception {
         try (Peer p = s.get()) {
             if (p instanceof Ceiling c) {
                 CompareResults.Throughput b = find("Baton", nodes);
@@ -331,8 +335,15 @@ final class Compare {
                     claimMs = x.avgMillis();
                 }
             }
+            if (!record) {
+                return;
+            }
+            long left = p.remaining();
+            if (left > 0 && !capped) {
+                r.notes.add(p.name() + ", " + nodes + " node(s): " + left + " jobs still unfinished 30 s after all had started");
+            }
             r.throughput.add(new CompareResults.Throughput(p.name(), nodes, jobs, enqueueRate, secs, done, rate, capped,
-                    batch, claimMs));
+                    batch, claimMs, left));
             System.out.printf("%-42s %d node(s): %,7.0f jobs/s%s (%,d jobs in %.2f s from the first start; enqueue %,.0f/s%s)%n",
                     p.name(), nodes, rate, capped ? " CAPPED" : "", done, secs, enqueueRate,
                     Double.isNaN(batch) ? "" : String.format(", %.1f jobs per claim", batch));

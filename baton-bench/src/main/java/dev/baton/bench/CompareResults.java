@@ -29,7 +29,7 @@ final class CompareResults {
 
     /** A pre-enqueued backlog drained by {@code nodes} nodes. */
     record Throughput(String system, int nodes, int jobs, double enqueueRate, double seconds, long done, double rate,
-            boolean capped, double claimBatch, double claimMs) {}
+            boolean capped, double claimBatch, double claimMs, long left) {}
 
     /** Enqueue-to-start latency of probe jobs, idle or under a background load. */
     record Latency(String system, String mode, int probes, int started, double p50, double p99, double max) {}

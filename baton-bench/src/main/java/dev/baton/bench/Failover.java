@@ -195,11 +195,11 @@ final class Failover {
         CountDownLatch release = new CountDownLatch(1);
         long[] rescuedAt = {0};
         CountDownLatch rescued = new CountDownLatch(1);
-        try (HikariDataSource pool = db.pool("fo-rescue", 4)) {
+        try (HikariDataSource pool = db.pool("fo-rescue", 10)) {
             Baton.migrate(pool, schema);
             try (Baton p = Baton.builder(pool).schema(schema).nodeId("p")
                     .worker(WorkerConfig.builder().queue("rescue", 1).jobLease(Duration.ofMillis(leaseMs))
-                            .heartbeatInterval(Duration.ofSeconds(1)).rescueInterval(Duration.ofMillis(rescueMs)).build())
+                            .heartbeatInterval(Duration.ofMillis(500)).rescueInterval(Duration.ofMillis(rescueMs)).build())
                     .handle("hold", Long.class, (id, ctx) -> {
                         if (id == 0) {
                             blockerStarted.countDown();
@@ -229,7 +229,7 @@ final class Failover {
                 boolean ok = rescued.await(120, TimeUnit.SECONDS);
                 double secs = ok ? (rescuedAt[0] - kill) / 1000.0 : Double.NaN;
                 r.failover.add(new CompareResults.Failover("Baton", "dead-job rescue (SIGKILL of the worker holding a job)",
-                        secs, "job lease " + leaseMs + " ms, heartbeat 1 s, rescue interval " + rescueMs
+                        secs, "job lease " + leaseMs + " ms, heartbeat 500 ms, rescue interval " + rescueMs
                         + " ms (bound: lease + rescue interval = " + (leaseMs + rescueMs) / 1000.0 + " s)", ok ? "" : "not rescued in 120 s"));
                 System.out.printf("%-42s dead-job rescue: %.2f s (lease %d ms + rescue interval %d ms)%n", "Baton", secs,
                         leaseMs, rescueMs);

@@ -53,7 +53,7 @@ public final class FailoverNode {
         HikariConfig hc = new HikariConfig();
         hc.setJdbcUrl(url);
         hc.setSchema(schema);
-        hc.setMaximumPoolSize(4);
+        hc.setMaximumPoolSize(10);
         hc.setPoolName("failover-" + node);
         HikariDataSource pool = new HikariDataSource(hc);
         CountDownLatch done = new CountDownLatch(1);
@@ -75,7 +75,7 @@ public final class FailoverNode {
             case "baton-job" -> {
                 Baton b = Baton.builder(pool).schema(schema).nodeId(node)
                         .worker(WorkerConfig.builder().queue("rescue", 1).jobLease(Duration.ofMillis(Long.getLong("lease", 3000)))
-                                .heartbeatInterval(Duration.ofSeconds(1)).rescueInterval(Duration.ofSeconds(1)).build())
+                                .heartbeatInterval(Duration.ofMillis(500)).rescueInterval(Duration.ofSeconds(1)).build())
                         .handle("hold", Long.class, (id, ctx) -> {
                             System.out.println("JOBSTART " + id);
                             System.out.flush();

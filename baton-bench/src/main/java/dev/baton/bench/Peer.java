@@ -332,7 +332,7 @@ abstract class Peer implements AutoCloseable {
 
         @Override
         String settings() {
-            return "OSS " + Machine.artifactVersion("org.jobrunr", "jobrunr") + ", PostgresStorageProvider; "
+            return "OSS " + Machine.comparedVersion("jobrunr") + ", PostgresStorageProvider; "
                     + "BackgroundJobServer workerCount " + threads + ", pollInterval " + POLL.toSeconds()
                     + " s (default 15 s; 5 s is the smallest the OSS edition accepts), defaults otherwise; HikariCP pool "
                     + poolSize + " per node; enqueue: JobScheduler.enqueue(Stream, lambda)";
