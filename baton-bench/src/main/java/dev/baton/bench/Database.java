@@ -44,7 +44,7 @@ final class Database implements AutoCloseable {
         Map<String, String> s = new LinkedHashMap<>();
         s.put("shared_buffers", "256MB");
         s.put("synchronous_commit", "on");
-        s.put("max_connections", "200");
+        s.put("max_connections", "400");
         s.put("timezone", "UTC");
         return s;
     }

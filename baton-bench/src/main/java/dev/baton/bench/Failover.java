@@ -40,7 +40,9 @@ final class Failover {
     void run() throws Exception {
         try {
             if (systems.contains("baton")) {
-                singleton("baton", "Baton", "Leadership with LeadershipConfig.defaults(): lease 15 s, renew 3 s, poll 3 s");
+                dev.baton.LeadershipConfig d = dev.baton.LeadershipConfig.defaults();
+                singleton("baton", "Baton", "Leadership with LeadershipConfig.defaults(): lease " + d.leaseTtl().toMillis()
+                        + " ms, renew " + d.renewInterval().toMillis() + " ms, poll " + d.pollInterval().toMillis() + " ms");
                 rescue();
             }
             if (systems.contains("shedlock")) {
@@ -51,7 +53,7 @@ final class Failover {
                 singleton("quartz", "Quartz", "clustered JobStoreTX, clusterCheckinInterval 7500 ms (default), "
                         + "@DisallowConcurrentExecution job with requestsRecovery, 1 s repeating trigger");
             }
-            if (systems.contains("dbs-fetch") || systems.contains("dbs-lock")) {
+            if (!quick && (systems.contains("dbs-fetch") || systems.contains("dbs-lock"))) {
                 singleton("dbs", "db-scheduler", "recurring task, heartbeatInterval 2 s (default 5 min), "
                         + "missedHeartbeatsLimit 6 (default): a dead execution is detected after 12 s instead of 30 min");
             }

@@ -418,7 +418,8 @@ abstract class Peer implements AutoCloseable {
             return "JobStoreTX + PostgreSQLDelegate, isClustered=true, clusterCheckinInterval 7500 ms (default), "
                     + "threadCount " + threads + ", batchTriggerAcquisitionMaxCount " + threads
                     + " with acquireTriggersWithinLock=true, idleWaitTime 1000 ms (default 30 s), misfireThreshold 1 h; "
-                    + "HikariCP pool " + poolSize + " per node; one durable-less job + simple trigger per job; "
+                    + "HikariCP pool threadCount + 3 per node (as Quartz's docs recommend); one non-durable job + simple "
+                    + "trigger per job; "
                     + "enqueue: Scheduler.scheduleJobs, batches of 1000";
         }
 
@@ -512,7 +513,8 @@ abstract class Peer implements AutoCloseable {
 
         @Override
         AutoCloseable startNode(int i) throws Exception {
-            HikariDataSource pool = nodePool(i);
+            // Quartz's docs: a data source with at least as many connections as worker threads, plus three
+            HikariDataSource pool = db.pool(name() + "-node-" + i, threads + 3, schema);
             org.quartz.Scheduler s = scheduler("node-" + i, counter.wrap(pool), threads);
             s.start();
             return closing(() -> s.shutdown(true), pool);
