@@ -220,7 +220,7 @@ final class CompareReport {
                 + "fencing; Baton keeps every finished job (7 days by default) with its attempt token, heartbeats its "
                 + "running jobs and records outcomes fenced by token. With those guarantees Baton reached "
                 + String.format(Locale.ROOT, "%.2f×", baton / peer) + " of its throughput in this run (best vs best; "
-                + "0.75–1.0× across our quick runs, which last about a second each and are noisy on a shared 2-core "
+                + "quick runs last about a second each and moved by ±25 % between runs on this shared 2-core "
                 + "machine), is two orders of magnitude faster on enqueue-to-start latency (LISTEN/NOTIFY instead of "
                 + "polling) and keeps its idle load under 1 statement/s.\n");
     }
