@@ -35,7 +35,7 @@ final class Compare {
             "",
             "options:",
             "  --quick                 about 6 minutes: 20,000 jobs per throughput run (Quartz 3,000), growth up to 10^5",
-            "  --full                  the long run (default): 50,000 jobs per throughput run, growth up to 10^6",
+            "  --full                  the long run (default): 50,000 jobs per throughput run (Quartz 10,000), growth up to 10^6",
             "  --jdbc-url URL          an existing database; default: embedded PostgreSQL",
             "  --systems LIST          subset of baton,ceiling,dbs-fetch,dbs-lock,jobrunr,quartz,shedlock",
             "  --phases LIST           subset of throughput,latency,idle,growth,failover",
@@ -48,6 +48,7 @@ final class Compare {
     static final List<String> ALL_SYSTEMS = List.of("baton", "ceiling", "dbs-fetch", "dbs-lock", "jobrunr", "quartz",
             "shedlock");
     static final int QUARTZ_QUICK_JOBS = 3_000;
+    static final int QUARTZ_FULL_JOBS = 10_000;
     static final List<String> ALL_PHASES = List.of("throughput", "latency", "idle", "growth", "failover");
 
     boolean quick;
@@ -292,10 +293,10 @@ final class Compare {
                 CompareResults.Throughput b = find("Baton", nodes);
                 c.batch = b != null && b.claimBatch() >= 1 ? (int) Math.round(b.claimBatch()) : 16;
             }
-            if (quick && p instanceof Peer.QuartzPeer) {
-                // Quartz enqueues at about 1k jobs/s and drains at a few hundred: a smaller backlog keeps the quick
-                // mode quick (its runs are capped anyway)
-                jobs = Math.min(jobs, QUARTZ_QUICK_JOBS);
+            if (p instanceof Peer.QuartzPeer) {
+                // Quartz enqueues at about 1k jobs/s and drains at a few hundred: a smaller backlog keeps the runs
+                // short (they would be capped anyway)
+                jobs = Math.min(jobs, quick ? QUARTZ_QUICK_JOBS : QUARTZ_FULL_JOBS);
             }
             p.install();
             long e0 = System.nanoTime();

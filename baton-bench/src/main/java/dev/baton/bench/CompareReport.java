@@ -51,7 +51,9 @@ final class CompareReport {
                 .append(v).append(" |\n"));
         md.append("| ShedLock | ").append(r.versions.get("ShedLock")).append(" | failover only (a lock library, no job queue) |\n");
         md.append("\nCommon: ").append(c.threads).append(" worker threads per node for every system; ")
-                .append(String.format(Locale.ROOT, "%,d", c.jobs)).append(" jobs per throughput run (capped at ")
+                .append(String.format(Locale.ROOT, "%,d", c.jobs)).append(" jobs per throughput run (Quartz: ").append(String.format(Locale.ROOT, "%,d",
+                        Math.min(c.jobs, c.quick ? Compare.QUARTZ_QUICK_JOBS : Compare.QUARTZ_FULL_JOBS)))
+                .append(", as it drains at a few hundred jobs/s; every run capped at ")
                 .append(c.capSeconds).append(" s; a capped run reports its partial rate); the clock of a throughput run "
                 + "starts when the first job starts and stops when the database shows every job finished; latency: ")
                 .append(c.latencyProbes).append(" probe jobs enqueued one by one 20–120 ms apart by a separate client, idle "
