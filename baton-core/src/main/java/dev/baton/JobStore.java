@@ -280,6 +280,7 @@ final class JobStore {
             ps.setInt(2, maxStalls);
             ps.setInt(3, maxStalls);
             ps.setString(4, nodeId);
+            ps.setString(5, channel());
             int n = 0;
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

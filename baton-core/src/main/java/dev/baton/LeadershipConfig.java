@@ -13,10 +13,13 @@ import java.util.Objects;
  * @param stopTimeout   how long {@link Leadership#stop()} waits for the task to finish before releasing
  */
 public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Duration pollInterval, Duration stopTimeout) {
-    /** L = 15 s: survives a renewal failing for a few seconds (a failover, a long GC) without churn. */
-    public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(15);
-    /** R = 3 s: L/2 = 7.5 s leaves room for two bounded renewal attempts before the local deadline. */
-    public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(3);
+    /**
+     * L = 11 s: survives a renewal failing for a few seconds (a failover, a long GC) without churn, and
+     * a crashed leader is replaced within about 11 s (its lease runs out at most L after its last renewal).
+     */
+    public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(11);
+    /** R = 2.5 s: L/2 = 5.5 s leaves room for two bounded renewal attempts before the local deadline. */
+    public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofMillis(2500);
     /** Candidates poll every 3 s when notifications are unavailable. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(3);
     public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(10);

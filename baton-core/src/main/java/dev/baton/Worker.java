@@ -64,6 +64,8 @@ final class Worker {
     private final List<QueueRunner> queues = new ArrayList<>();
     private final BlockingQueue<Outcome> outcomes = new LinkedBlockingQueue<>();
     private final Object beatSignal = new Object();
+    /** How long a claimer waits for more free slots after a full claim (see claimLoop). */
+    static final long CLAIM_COALESCE_NANOS = 2_000_000L;
     private volatile boolean claiming;
     private volatile boolean stopped = true;
     private Thread heartbeater;
@@ -173,8 +175,21 @@ final class Worker {
         }
 
         private void claimLoop() {
+            // After a full claim more jobs are likely ready: wait briefly for half the slots (at most 32)
+            // to free up before claiming again, so that claims come in batches, not one per freed slot.
+            int coalesce = Math.max(1, Math.min(concurrency / 2, 32));
+            boolean more = false;
             while (claiming && !stopped) {
                 int free = slots.availablePermits();
+                if (more && free < coalesce) {
+                    long until = ticker.getAsLong() + CLAIM_COALESCE_NANOS;
+                    long left;
+                    while (claiming && !stopped && (free = slots.availablePermits()) < coalesce
+                            && (left = until - ticker.getAsLong()) > 0) {
+                        wake.await(left);
+                    }
+                    free = slots.availablePermits();
+                }
                 int claimed = 0;
                 if (free > 0) {
                     synchronized (claimLock) {
@@ -188,11 +203,16 @@ final class Worker {
                         }
                     }
                 }
-                if (claimed > 0 && claimed == free) {
-                    continue; // maybe more are ready
-                }
                 // With LISTEN active, enqueues wake us at once; polling is only the safety net.
                 long poll = config.pollInterval().toNanos() * (notifier.listening() ? 5 : 1);
+                if (free == 0 && more) {
+                    wake.await(Leases.jitter(poll)); // every slot busy: wait for one, then coalesce again
+                    continue;
+                }
+                more = claimed > 0 && claimed == free;
+                if (more) {
+                    continue; // maybe more are ready
+                }
                 wake.await(Leases.jitter(poll));
             }
         }

@@ -12,8 +12,8 @@ class LeadershipConfigTest {
     @Test
     void defaultsAreValidAndDocumented() {
         LeadershipConfig c = LeadershipConfig.defaults();
-        assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(15));
-        assertThat(c.renewInterval()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(c.leaseTtl()).isEqualTo(Duration.ofSeconds(11));
+        assertThat(c.renewInterval()).isEqualTo(Duration.ofMillis(2500));
         assertThat(c.leaseTtl().dividedBy(2)).isGreaterThan(c.renewInterval().multipliedBy(2));
     }
 

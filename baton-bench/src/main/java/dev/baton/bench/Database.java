@@ -44,7 +44,7 @@ final class Database implements AutoCloseable {
         Map<String, String> s = new LinkedHashMap<>();
         s.put("shared_buffers", "256MB");
         s.put("synchronous_commit", "on");
-        s.put("max_connections", "200");
+        s.put("max_connections", "400");
         s.put("timezone", "UTC");
         return s;
     }
@@ -83,7 +83,15 @@ final class Database implements AutoCloseable {
     }
 
     HikariDataSource pool(String name, int size) {
+        return pool(name, size, null);
+    }
+
+    /** A pool whose connections use {@code schema} as their search path (null: the server's default). */
+    HikariDataSource pool(String name, int size, String schema) {
         HikariConfig hc = new HikariConfig();
+        if (schema != null) {
+            hc.setSchema(schema);
+        }
         hc.setJdbcUrl(url);
         hc.setPoolName(name);
         hc.setMaximumPoolSize(size);

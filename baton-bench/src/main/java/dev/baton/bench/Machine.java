@@ -50,6 +50,33 @@ final class Machine {
         }
     }
 
+    /** The 1/5/15-minute load averages from /proc/loadavg (other processes on the machine show here). */
+    static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).strip().split(" ");
+            return f[0] + ", " + f[1] + ", " + f[2];
+        } catch (IOException | RuntimeException e) {
+            return "(unknown)";
+        }
+    }
+
+    static String artifactVersion(String group, String artifact) {
+        return version(group, artifact);
+    }
+
+    /** Versions of the compared systems, written into versions.properties by the build. */
+    static String comparedVersion(String key) {
+        try (java.io.InputStream in = Machine.class.getResourceAsStream("versions.properties")) {
+            java.util.Properties p = new java.util.Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty(key, "(unknown)");
+        } catch (IOException e) {
+            return "(unknown)";
+        }
+    }
+
     /** From the artifact's pom.properties, which the shaded jar keeps (its manifest is the bench's own). */
     private static String version(String group, String artifact) {
         String path = "META-INF/maven/" + group + "/" + artifact + "/pom.properties";

@@ -20,12 +20,15 @@ public final class Main {
     }
 
     static int run(String[] args) {
+        if (args.length > 0 && args[0].equals("compare")) {
+            return Compare.main(Arrays.copyOfRange(args, 1, args.length));
+        }
         if (args.length == 0 || Arrays.asList(args).contains("-h") || Arrays.asList(args).contains("--help")) {
             System.out.println(Options.USAGE);
             return args.length == 0 ? 2 : 0;
         }
         if (!args[0].equals("jobs")) {
-            System.err.println("unknown benchmark '" + args[0] + "' (only: jobs)\n\n" + Options.USAGE);
+            System.err.println("unknown benchmark '" + args[0] + "' (jobs or compare)\n\n" + Options.USAGE);
             return 2;
         }
         Options o;

@@ -31,8 +31,16 @@ final class StatementCounter {
     private final Map<String, String> labelCache = new ConcurrentHashMap<>();
     private final Map<String, Stat> stats = new ConcurrentHashMap<>();
 
+    private final int labelLength;
+
     StatementCounter(String schema) {
+        this(schema, 48);
+    }
+
+    /** Statements that are not Baton's are labelled by their first {@code labelLength} characters. */
+    StatementCounter(String schema, int labelLength) {
         this.labels = BatonSql.labels(schema);
+        this.labelLength = labelLength;
     }
 
     /** One statement's counters. */
@@ -129,7 +137,7 @@ final class StatementCounter {
                 l += suffix;
             } else {
                 String flat = sql.strip().replaceAll("\\s+", " ");
-                l = flat.length() > 48 ? flat.substring(0, 45) + "..." : flat;
+                l = flat.length() > labelLength ? flat.substring(0, labelLength - 3) + "..." : flat;
             }
             labelCache.put(sql, l);
         }

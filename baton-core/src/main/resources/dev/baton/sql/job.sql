@@ -149,15 +149,16 @@ RETURNING j.id
 -- Running attempts whose lease expired on the database clock go back to the queue with a stall
 -- counted, or end failed after max_stalls stalls or their last attempt (cancelled, if cancellation
 -- was requested: a cancelled job is not run again). Safe if two rescuers
--- overlap: SKIP LOCKED, and the state/lease predicate is re-checked on the locked row.
--- Parameters: limit, max_stalls, max_stalls, node_id.
+-- overlap: SKIP LOCKED, and the state/lease predicate is re-checked on the locked row. Queues that got
+-- jobs back are notified, so idle workers claim them at once instead of at their next poll.
+-- Parameters: limit, max_stalls, max_stalls, node_id, channel.
 WITH expired AS (
     SELECT id FROM ${schema}.job
      WHERE state = 'running' AND lease_expires_at < clock_timestamp()
      ORDER BY lease_expires_at
      LIMIT ?
        FOR UPDATE SKIP LOCKED
-)
+), rescued AS (
 UPDATE ${schema}.job j
    SET stall_count = j.stall_count + 1,
        state = CASE WHEN j.cancel_requested THEN 'cancelled'
@@ -173,6 +174,10 @@ UPDATE ${schema}.job j
   FROM expired
  WHERE j.id = expired.id AND j.state = 'running'
 RETURNING j.id, j.state, j.queue, j.kind
+), notified AS (
+    SELECT pg_notify(?, q) FROM (SELECT DISTINCT queue AS q FROM rescued WHERE state = 'available') d
+)
+SELECT id, state, queue, kind, (SELECT count(*) FROM notified) AS n FROM rescued
 
 -- name: cancel
 -- Parameters: id. Available jobs end cancelled at once; running ones get a cancellation request.

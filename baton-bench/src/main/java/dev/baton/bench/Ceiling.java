@@ -1,0 +1,95 @@
+package dev.baton.bench;
+
+import dev.baton.WorkerConfig;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * The raw-SQL ceiling as a "system": Baton's schema and Baton's own claim and complete statements
+ * (read from baton-core, {@link BatonSql}), issued back to back by plain JDBC threads, one connection
+ * each, with no worker, no handler thread hand-off, no heartbeats and no maintenance. A node is one
+ * such thread; the claim batch is Baton's effective batch at that node count when known.
+ */
+final class Ceiling extends Peer.BatonPeer {
+    volatile int batch = 16;
+
+    Ceiling(Database db, String schema, int threads) {
+        super(db, schema, threads, 1);
+    }
+
+    @Override
+    String name() {
+        return "raw-SQL ceiling";
+    }
+
+    @Override
+    String settings() {
+        return "Baton's job.claim + job.complete statements from one plain JDBC connection per node (thread), claim batch ="
+                + " Baton's effective claim batch in the same run at that node count (16 if unknown), no handler hand-off";
+    }
+
+    @Override
+    AutoCloseable startNode(int i) throws Exception {
+        Map<String, String> sql = BatonSql.load("job", schema);
+        long leaseMs = WorkerConfig.DEFAULT_JOB_LEASE.toMillis();
+        int b = batch;
+        // one connection, counted like the nodes' (the same proxy overhead), so that the claim shows in the counter
+        com.zaxxer.hikari.HikariDataSource pool = db.pool("raw-" + i, 1, schema);
+        Connection c = counter.wrap(pool).getConnection();
+        PreparedStatement claim = c.prepareStatement(sql.get("claim"));
+        PreparedStatement complete = c.prepareStatement(sql.get("complete"));
+        Thread t = new Thread(() -> {
+            Long[] ids = new Long[b];
+            Long[] tokens = new Long[b];
+            try {
+                while (!Thread.currentThread().isInterrupted()) {
+                    claim.setString(1, QUEUE);
+                    claim.setString(2, QUEUE);
+                    claim.setInt(3, b * 2);
+                    claim.setInt(4, b);
+                    claim.setLong(5, leaseMs);
+                    claim.setString(6, "raw-" + i);
+                    int n = 0;
+                    try (ResultSet rs = claim.executeQuery()) {
+                        while (rs.next()) {
+                            ids[n] = rs.getLong("id");
+                            tokens[n] = rs.getLong("attempt_token");
+                            Sink.ran(Long.parseLong(rs.getString("payload")));
+                            n++;
+                        }
+                    }
+                    if (n == 0) {
+                        Thread.sleep(20);
+                        continue;
+                    }
+                    Array idArr = c.createArrayOf("int8", Arrays.copyOf(ids, n));
+                    Array tokArr = c.createArrayOf("int8", Arrays.copyOf(tokens, n));
+                    complete.setArray(1, idArr);
+                    complete.setArray(2, tokArr);
+                    try (ResultSet rs = complete.executeQuery()) {
+                        while (rs.next()) {
+                            // drained
+                        }
+                    }
+                }
+            } catch (InterruptedException e) {
+                // stopped
+            } catch (Exception e) {
+                if (!Thread.currentThread().isInterrupted()) {
+                    System.out.println("  raw-SQL client failed: " + e);
+                }
+            }
+        }, "raw-" + i);
+        t.start();
+        return () -> {
+            t.interrupt();
+            t.join(10_000);
+            c.close();
+            pool.close();
+        };
+    }
+}

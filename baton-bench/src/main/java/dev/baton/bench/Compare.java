@@ -1,0 +1,581 @@
+package dev.baton.bench;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+
+/**
+ * {@code java -jar baton-bench.jar compare [--quick|--full] [--jdbc-url URL] [--write-report [DIR]]}: Baton
+ * side by side with db-scheduler (both polling strategies), JobRunr, Quartz (clustered JDBC job store),
+ * ShedLock (leader failover only) and the raw-SQL ceiling, each in turn on the same database, each on a
+ * schema of its own that is dropped after its run. See docs/benchmarks/compare.md.
+ */
+final class Compare {
+    static final String USAGE = String.join("\n",
+            "usage: java -jar baton-bench.jar compare [--quick|--full] [options]",
+            "",
+            "Runs each system in turn on one PostgreSQL database (embedded unless --jdbc-url), in schemas of its own:",
+            "  throughput  a pre-enqueued backlog of no-op jobs drained by 1, 2, 4 and 8 in-process nodes",
+            "  latency     enqueue-to-start p50/p99 on one idle node, then under a steady background load",
+            "  idle        statements/s of one idle node (client-side count) and server transactions/s",
+            "  growth      one node's throughput and claim-statement time with 10^4..10^6 pending, 10^6 finished",
+            "  failover    child processes: SIGKILL / SIGTERM of the node running a singleton task; dead-job rescue",
+            "",
+            "options:",
+            "  --quick                 about 6 minutes: 20,000 jobs per throughput run (Quartz 3,000), growth up to 10^5",
+            "  --full                  the long run (default): 50,000 jobs per throughput run (Quartz 10,000), growth up to 10^6",
+            "  --jdbc-url URL          an existing database; default: embedded PostgreSQL",
+            "  --systems LIST          subset of baton,ceiling,dbs-fetch,dbs-lock,jobrunr,quartz,shedlock",
+            "  --phases LIST           subset of throughput,latency,idle,growth,failover",
+            "  --nodes LIST            node counts of the throughput runs (default 1,2,4,8)",
+            "  --jobs N                jobs per throughput run",
+            "  --threads N             worker threads per node, every system (default 32)",
+            "  --write-report [DIR]    write DIR/compare.md and DIR/compare-*.png (default docs/benchmarks)",
+            "  -h, --help              this help");
+
+    static final List<String> ALL_SYSTEMS = List.of("baton", "ceiling", "dbs-fetch", "dbs-lock", "jobrunr", "quartz",
+            "shedlock");
+    static final int QUARTZ_QUICK_JOBS = 3_000;
+    static final int QUARTZ_FULL_JOBS = 10_000;
+    static final List<String> ALL_PHASES = List.of("throughput", "latency", "idle", "growth", "failover");
+
+    boolean quick;
+    String jdbcUrl;
+    Set<String> systems = new LinkedHashSet<>(ALL_SYSTEMS);
+    Set<String> phases = new LinkedHashSet<>(ALL_PHASES);
+    List<Integer> nodeCounts = new ArrayList<>(List.of(1, 2, 4, 8));
+    Integer jobs;
+    int threads = 32;
+    int poolSize = 10;
+    boolean writeReport;
+    Path reportDir = Path.of("docs", "benchmarks");
+    final List<String> commandLine = new ArrayList<>();
+
+    // sizes, set by the mode
+    int capSeconds;
+    int latencyProbes;
+    int loadRate;
+    int idleSettle;
+    int idleSeconds;
+    List<Integer> growthPending;
+    int growthFinished;
+    int growthSample;
+
+    private Database db;
+    private CompareResults r;
+    private final String suffix = Long.toHexString(System.currentTimeMillis() & 0xffffffL);
+
+    static Compare parse(String[] args) {
+        Compare c = new Compare();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            c.commandLine.add(a);
+            switch (a) {
+                case "--quick" -> c.quick = true;
+                case "--full" -> c.quick = false;
+                case "--jdbc-url" -> c.jdbcUrl = value(args, ++i, a, c);
+                case "--systems" -> c.systems = list(value(args, ++i, a, c), ALL_SYSTEMS, a);
+                case "--phases" -> c.phases = list(value(args, ++i, a, c), ALL_PHASES, a);
+                case "--nodes" -> {
+                    c.nodeCounts.clear();
+                    for (String s : value(args, ++i, a, c).split(",")) {
+                        c.nodeCounts.add(positive(s.strip(), a));
+                    }
+                }
+                case "--jobs" -> c.jobs = positive(value(args, ++i, a, c), a);
+                case "--threads" -> c.threads = positive(value(args, ++i, a, c), a);
+                case "--write-report" -> {
+                    c.writeReport = true;
+                    if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
+                        c.reportDir = Path.of(value(args, ++i, a, c));
+                    }
+                }
+                default -> throw new IllegalArgumentException("unknown option '" + a + "'");
+            }
+        }
+        if (c.quick) {
+            c.jobs = c.jobs != null ? c.jobs : 20_000;
+            c.capSeconds = 10;
+            c.latencyProbes = 30;
+            c.loadRate = 200;
+            c.idleSettle = 6;
+            c.idleSeconds = 10;
+            c.growthPending = List.of(1_000, 10_000, 100_000);
+            c.growthFinished = 100_000;
+            c.growthSample = 2_000;
+        } else {
+            c.jobs = c.jobs != null ? c.jobs : 50_000;
+            c.capSeconds = 120;
+            c.latencyProbes = 200;
+            c.loadRate = 200;
+            c.idleSettle = 8;
+            c.idleSeconds = 30;
+            c.growthPending = List.of(10_000, 100_000, 1_000_000);
+            c.growthFinished = 1_000_000;
+            c.growthSample = 10_000;
+        }
+        return c;
+    }
+
+    private static Set<String> list(String v, List<String> allowed, String option) {
+        Set<String> out = new LinkedHashSet<>();
+        for (String s : v.split(",")) {
+            String x = s.strip();
+            if (!allowed.contains(x)) {
+                throw new IllegalArgumentException(option + ": unknown '" + x + "' (allowed: " + String.join(",", allowed) + ")");
+            }
+            out.add(x);
+        }
+        return out;
+    }
+
+    private static String value(String[] args, int i, String option, Compare c) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(option + " needs a value");
+        }
+        c.commandLine.add(args[i]);
+        return args[i];
+    }
+
+    private static int positive(String s, String option) {
+        try {
+            int v = Integer.parseInt(s.replace("_", ""));
+            if (v < 1) {
+                throw new NumberFormatException();
+            }
+            return v;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " needs a positive integer, but was '" + s + "'");
+        }
+    }
+
+    static int main(String[] args) {
+        if (Arrays.asList(args).contains("-h") || Arrays.asList(args).contains("--help")) {
+            System.out.println(USAGE);
+            return 0;
+        }
+        Compare c;
+        try {
+            c = parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage() + "\n\n" + USAGE);
+            return 2;
+        }
+        System.setProperty("java.awt.headless", "true");
+        // Quartz logs every connection wait its scheduler thread abandons when a node shuts down
+        System.setProperty("org.slf4j.simpleLogger.log.org.quartz.core.ErrorLogger", "off");
+        CompareResults r = new CompareResults();
+        r.startedAt = Instant.now();
+        r.mode = c.quick ? "quick" : "full";
+        List<String> shown = new ArrayList<>(c.commandLine);
+        for (int i = 0; i + 1 < shown.size(); i++) {
+            if (shown.get(i).equals("--jdbc-url")) {
+                shown.set(i + 1, shown.get(i + 1).replaceAll("(?i)password=[^&]*", "password=***"));
+            }
+        }
+        r.command = "java -jar baton-bench/target/baton-bench.jar compare" + (shown.isEmpty() ? "" : " " + String.join(" ", shown));
+        r.loadBefore = Machine.loadAverage();
+        long t0 = System.nanoTime();
+        try (Database db = Database.open(c.jdbcUrl, null)) {
+            System.out.println("Baton side-by-side comparison (" + r.mode + "); load average " + r.loadBefore);
+            c.run(db, r);
+        } catch (Exception e) {
+            System.err.println("comparison failed: " + e);
+            e.printStackTrace();
+            return 1;
+        }
+        r.totalSeconds = (System.nanoTime() - t0) / 1e9;
+        r.loadAfter = Machine.loadAverage();
+        String md = CompareReport.markdown(r, c);
+        System.out.println();
+        System.out.println(md);
+        if (c.writeReport) {
+            try {
+                CompareReport.write(r, c, md);
+                System.out.println("report written to " + c.reportDir.resolve("compare.md").toAbsolutePath());
+            } catch (Exception e) {
+                System.err.println("writing the report failed: " + e);
+                e.printStackTrace();
+                return 1;
+            }
+        }
+        return 0;
+    }
+
+    void run(Database db, CompareResults r) throws Exception {
+        this.db = db;
+        this.r = r;
+        r.embedded = db.embedded();
+        r.serverVersion = db.serverVersion();
+        r.settings = db.serverSettings();
+        r.machine = Machine.facts();
+        r.machine.forEach((k, v) -> System.out.printf("  %-32s %s%n", k, v));
+        System.out.println("  PostgreSQL " + r.serverVersion);
+        r.versions.put("Baton", Machine.artifactVersion("dev.baton", "baton-core"));
+        r.versions.put("db-scheduler", Machine.comparedVersion("db-scheduler"));
+        r.versions.put("JobRunr", Machine.comparedVersion("jobrunr"));
+        r.versions.put("Quartz", Machine.comparedVersion("quartz"));
+        r.versions.put("ShedLock", Machine.comparedVersion("shedlock"));
+        r.versions.put("XChart (charts)", Machine.comparedVersion("xchart"));
+        r.versions.put("HikariCP", Machine.artifactVersion("com.zaxxer", "HikariCP"));
+        r.versions.put("PostgreSQL JDBC", org.postgresql.util.DriverInfo.DRIVER_VERSION);
+        List<Supplier<Peer>> jobSystems = new ArrayList<>();
+        if (systems.contains("baton")) {
+            jobSystems.add(() -> new Peer.BatonPeer(db, schema("baton"), threads, poolSize));
+        }
+        if (systems.contains("ceiling")) {
+            jobSystems.add(() -> new Ceiling(db, schema("raw"), threads));
+        }
+        if (systems.contains("dbs-fetch")) {
+            jobSystems.add(() -> new Peer.DbSchedulerPeer(db, schema("dbsf"), threads, poolSize, false));
+        }
+        if (systems.contains("dbs-lock")) {
+            jobSystems.add(() -> new Peer.DbSchedulerPeer(db, schema("dbsl"), threads, poolSize, true));
+        }
+        if (systems.contains("jobrunr")) {
+            jobSystems.add(() -> new Peer.JobRunrPeer(db, schema("jobrunr"), threads, poolSize));
+        }
+        if (systems.contains("quartz")) {
+            jobSystems.add(() -> new Peer.QuartzPeer(db, schema("quartz"), threads, poolSize));
+        }
+        for (Supplier<Peer> s : jobSystems) {
+            try (Peer p = s.get()) {
+                r.systemSettings.put(p.name(), p.settings());
+            }
+        }
+        // Idle load and latency first, while no other system's node has run in this JVM or on this database.
+        if (phases.contains("idle") || phases.contains("latency")) {
+            for (Supplier<Peer> s : jobSystems) {
+                idleAndLatency(s);
+            }
+        }
+        if (phases.contains("throughput")) {
+            for (Supplier<Peer> s : jobSystems) {
+                if (jobs >= 2_000) {
+                    throughput(s, 2, 2_000, false); // JIT warm-up of this system's code paths, not recorded
+                }
+                for (int n : nodeCounts) {
+                    throughput(s, n, jobs, true);
+                }
+            }
+        }
+        if (phases.contains("growth")) {
+            for (Supplier<Peer> s : jobSystems) {
+                growth(s);
+            }
+        }
+        if (phases.contains("failover")) {
+            new Failover(db, r, quick, systems).run();
+        }
+    }
+
+    private String schema(String system) {
+        return "cmp_" + system + "_" + suffix;
+    }
+
+    // ------------------------------------------------------------------ throughput
+
+    private void throughput(Supplier<Peer> s, int nodes, int jobs, boolean record) throws Exception {
+        try (Peer p = s.get()) {
+            if (p instanceof Ceiling c) {
+                CompareResults.Throughput b = find("Baton", nodes);
+                c.batch = b != null && b.claimBatch() >= 1 ? (int) Math.round(b.claimBatch()) : 16;
+            }
+            if (p instanceof Peer.QuartzPeer) {
+                // Quartz enqueues at about 1k jobs/s and drains at a few hundred: a smaller backlog keeps the runs
+                // short (they would be capped anyway)
+                jobs = Math.min(jobs, quick ? QUARTZ_QUICK_JOBS : QUARTZ_FULL_JOBS);
+            }
+            p.install();
+            long e0 = System.nanoTime();
+            p.enqueue(0, jobs);
+            double enqueueRate = jobs / ((System.nanoTime() - e0) / 1e9);
+            db.checkpoint();
+            Sink.reset(jobs);
+            List<StatementCounter.Snapshot> s0 = p.counter.snapshot();
+            List<AutoCloseable> started = new ArrayList<>();
+            long t0 = System.nanoTime();
+            long deadline = t0 + capSeconds * 1_000_000_000L;
+            boolean capped = false;
+            long end;
+            try {
+                for (int i = 1; i <= nodes; i++) {
+                    started.add(p.startNode(i));
+                }
+                while (Sink.RUNS.get() < jobs && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                if (Sink.RUNS.get() < jobs) {
+                    capped = true;
+                    end = System.nanoTime();
+                } else {
+                    // the clock stops when the database says every job is done
+                    while (p.remaining() > 0 && System.nanoTime() < deadline + 30_000_000_000L) {
+                        Thread.sleep(10);
+                    }
+                    end = System.nanoTime();
+                }
+            } finally {
+                closeAll(started);
+            }
+            long first = Sink.FIRST.get();
+            long done = capped ? Sink.RUNS.get() : jobs;
+            double secs = (end - (first == 0 ? t0 : first)) / 1e9;
+            double rate = done / secs;
+            List<StatementCounter.Snapshot> d = StatementCounter.delta(p.counter.snapshot(), s0);
+            double batch = Double.NaN;
+            double claimMs = Double.NaN;
+            for (StatementCounter.Snapshot x : d) {
+                if (p.isClaim(x.label())) {
+                    if (x.label().startsWith("job.claim")) {
+                        batch = x.rowsPerNonEmptyCall();
+                    }
+                    claimMs = x.avgMillis();
+                }
+            }
+            if (!record) {
+                return;
+            }
+            long left = p.remaining();
+            if (left > 0 && !capped) {
+                r.notes.add(p.name() + ", " + nodes + " node(s): " + left + " jobs still unfinished 30 s after all had started");
+            }
+            r.throughput.add(new CompareResults.Throughput(p.name(), nodes, jobs, enqueueRate, secs, done, rate, capped,
+                    batch, claimMs, left));
+            System.out.printf("%-42s %d node(s): %,7.0f jobs/s%s (%,d jobs in %.2f s from the first start; enqueue %,.0f/s%s)%n",
+                    p.name(), nodes, rate, capped ? " CAPPED" : "", done, secs, enqueueRate,
+                    Double.isNaN(batch) ? "" : String.format(", %.1f jobs per claim", batch));
+        }
+    }
+
+    private CompareResults.Throughput find(String system, int nodes) {
+        for (CompareResults.Throughput t : r.throughput) {
+            if (t.system().equals(system) && t.nodes() == nodes) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    static void closeAll(List<AutoCloseable> nodes) {
+        List<Thread> ts = new ArrayList<>();
+        for (AutoCloseable n : nodes) {
+            Thread t = new Thread(() -> {
+                try {
+                    n.close();
+                } catch (Exception e) {
+                    System.out.println("  (closing a node failed: " + e + ")");
+                }
+            });
+            t.start();
+            ts.add(t);
+        }
+        for (Thread t : ts) {
+            try {
+                t.join(60_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ idle load and latency
+
+    private void idleAndLatency(Supplier<Peer> s) throws Exception {
+        try (Peer p = s.get()) {
+            if (p instanceof Ceiling) {
+                return; // no idle node, no enqueue-to-start path: the ceiling is only a throughput limit
+            }
+            p.install();
+            Sink.reset(Long.MAX_VALUE);
+            AutoCloseable node = p.startNode(1);
+            try {
+                if (phases.contains("idle")) {
+                    Thread.sleep(idleSettle * 1000L);
+                    try (Connection mon = db.connect()) {
+                        long tx0 = transactions(mon);
+                        List<StatementCounter.Snapshot> s0 = p.counter.snapshot();
+                        long t0 = System.nanoTime();
+                        Thread.sleep(idleSeconds * 1000L);
+                        List<StatementCounter.Snapshot> d = StatementCounter.delta(p.counter.snapshot(), s0);
+                        long tx1 = transactions(mon);
+                        double secs = (System.nanoTime() - t0) / 1e9;
+                        long calls = StatementCounter.totalCalls(d);
+                        StringBuilder top = new StringBuilder();
+                        d.stream().limit(3).forEach(x -> top.append(top.length() == 0 ? "" : "; ").append(x.calls())
+                                .append("× ").append(shorten(x.label())));
+                        r.idle.add(new CompareResults.Idle(p.name(), secs, calls / secs, (tx1 - tx0 - 1) / secs, top.toString()));
+                        System.out.printf("%-42s idle: %.2f statements/s (client side), %.2f server transactions/s [%s]%n",
+                                p.name(), calls / secs, (tx1 - tx0 - 1) / secs, top);
+                    }
+                }
+                if (phases.contains("latency")) {
+                    latency(p, "idle", null);
+                    AtomicBoolean stop = new AtomicBoolean();
+                    Thread load = loadThread(p, stop);
+                    try {
+                        Thread.sleep(1000);
+                        latency(p, "under load (" + loadRate + " jobs/s)", load);
+                    } finally {
+                        stop.set(true);
+                        load.join(30_000);
+                    }
+                }
+            } finally {
+                closeAll(List.of(node));
+            }
+        }
+    }
+
+    private Thread loadThread(Peer p, AtomicBoolean stop) {
+        Thread t = new Thread(() -> {
+            long next = System.nanoTime();
+            long id = 0;
+            int chunk = 10;
+            long period = 1_000_000_000L * chunk / loadRate;
+            try {
+                while (!stop.get()) {
+                    p.enqueue(id, chunk);
+                    id += chunk;
+                    next += period;
+                    long wait = next - System.nanoTime();
+                    if (wait > 0) {
+                        TimeUnit.NANOSECONDS.sleep(wait);
+                    }
+                }
+            } catch (Exception e) {
+                if (!stop.get()) {
+                    System.out.println("  load thread failed: " + e);
+                }
+            }
+        }, "load");
+        t.start();
+        return t;
+    }
+
+    private void latency(Peer p, String mode, Thread load) throws Exception {
+        int n = latencyProbes;
+        long[] sent = new long[n];
+        long base = -1_000_000L * (r.latency.size() + 1);
+        for (int i = 0; i < n; i++) {
+            Thread.sleep(ThreadLocalRandom.current().nextInt(20, 120));
+            sent[i] = System.nanoTime();
+            p.probe(base - i);
+        }
+        long waitUntil = System.nanoTime() + 30_000_000_000L;
+        while (System.nanoTime() < waitUntil) {
+            int got = 0;
+            for (int i = 0; i < n; i++) {
+                if (Sink.PROBES.containsKey(base - i)) {
+                    got++;
+                }
+            }
+            if (got == n) {
+                break;
+            }
+            Thread.sleep(20);
+        }
+        double[] l = new double[n];
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            Long st = Sink.PROBES.get(base - i);
+            if (st != null) {
+                l[k++] = (st - sent[i]) / 1e6;
+            }
+        }
+        double[] sorted = Arrays.copyOf(l, k);
+        Arrays.sort(sorted);
+        double p50 = JobsBenchmark.percentile(sorted, 50);
+        double p99 = JobsBenchmark.percentile(sorted, 99);
+        double max = k == 0 ? Double.NaN : sorted[k - 1];
+        r.latency.add(new CompareResults.Latency(p.name(), mode, n, k, p50, p99, max));
+        System.out.printf("%-42s latency %s: p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d/%d started)%n", p.name(), mode,
+                p50, p99, max, k, n);
+    }
+
+    private static String shorten(String label) {
+        String l = label.replaceAll("\\s+", " ");
+        return l.length() > 60 ? l.substring(0, 57) + "..." : l;
+    }
+
+    static long transactions(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    // ------------------------------------------------------------------ growth
+
+    private void growth(Supplier<Peer> s) throws Exception {
+        List<long[]> cases = new ArrayList<>();
+        for (int pending : growthPending) {
+            cases.add(new long[] {pending, 0});
+        }
+        cases.add(new long[] {Math.min(growthSample * 5L, growthPending.get(0)), growthFinished});
+        for (long[] cs : cases) {
+            try (Peer p = s.get()) {
+                p.install();
+                long pending = cs[0];
+                long finished = cs[1];
+                long e0 = System.nanoTime();
+                if (finished > 0 && !p.bulk(1_000_000_000L, (int) finished, true)) {
+                    System.out.printf("%-42s growth: no finished jobs are retained (n/a)%n", p.name());
+                    continue;
+                }
+                if (!p.bulk(0, (int) pending, false)) {
+                    System.out.printf("%-42s growth: not measured (no bulk SQL path for its job format)%n", p.name());
+                    return;
+                }
+                double loadSecs = (System.nanoTime() - e0) / 1e9;
+                db.checkpoint();
+                int sample = (int) Math.min(growthSample, pending);
+                Sink.reset(sample);
+                if (p instanceof Ceiling c) {
+                    c.batch = 16;
+                }
+                List<StatementCounter.Snapshot> s0 = p.counter.snapshot();
+                AutoCloseable node = p.startNode(1);
+                long deadline = System.nanoTime() + capSeconds * 1_000_000_000L;
+                try {
+                    while (Sink.RUNS.get() < sample && System.nanoTime() < deadline) {
+                        Thread.sleep(5);
+                    }
+                } finally {
+                    closeAll(List.of(node));
+                }
+                long first = Sink.FIRST.get();
+                long last = Sink.LAST.get() != 0 ? Sink.LAST.get() : System.nanoTime();
+                long done = Math.min(Sink.RUNS.get(), sample);
+                double rate = done / ((last - first) / 1e9);
+                double claimMs = Double.NaN;
+                String claim = "";
+                for (StatementCounter.Snapshot x : StatementCounter.delta(p.counter.snapshot(), s0)) {
+                    if (p.isClaim(x.label()) && Double.isNaN(claimMs)) {
+                        claimMs = x.avgMillis();
+                        claim = shorten(x.label());
+                    }
+                }
+                String backlog = finished > 0 ? String.format("%,d pending + %,d finished", pending, finished)
+                        : String.format("%,d pending", pending);
+                r.growth.add(new CompareResults.Growth(p.name(), backlog, pending, finished, sample, rate, claimMs, claim));
+                System.out.printf("%-42s growth %s (loaded in %.1f s): %,.0f jobs/s over %,d jobs, claim %.2f ms [%s]%n",
+                        p.name(), backlog, loadSecs, rate, done, claimMs, claim);
+            }
+        }
+    }
+}
