@@ -182,10 +182,11 @@ final class Worker {
             while (claiming && !stopped) {
                 int free = slots.availablePermits();
                 if (more && free < coalesce) {
-                    long until = ticker.getAsLong() + CLAIM_COALESCE_NANOS;
+                    // Real time, not the (test-controllable) ticker: a throughput heuristic, not a lease bound.
+                    long until = System.nanoTime() + CLAIM_COALESCE_NANOS;
                     long left;
                     while (claiming && !stopped && (free = slots.availablePermits()) < coalesce
-                            && (left = until - ticker.getAsLong()) > 0) {
+                            && (left = until - System.nanoTime()) > 0) {
                         wake.await(left);
                     }
                     free = slots.availablePermits();
