@@ -10,10 +10,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -153,6 +155,12 @@ final class Worker {
         final ExecutorService handlersPool;
         final Notifier.Subscription wake;
         final AtomicInteger inFlight = new AtomicInteger();
+        /** Claimed attempts waiting for a handler thread. */
+        final ConcurrentLinkedQueue<RunningAttempt> ready = new ConcurrentLinkedQueue<>();
+        /** Handler threads taking ready attempts (or about to). */
+        final AtomicInteger drainers = new AtomicInteger();
+        /** 1 while a started handler thread has not yet taken its first ready attempt. */
+        final AtomicInteger starting = new AtomicInteger();
         /** Held while a claim statement runs; stopClaiming takes it to wait out a claim in flight. */
         final Object claimLock = new Object();
         Thread thread;
@@ -226,35 +234,89 @@ final class Worker {
             try (Connection c = dataSource.getConnection()) {
                 jobs = store.claim(c, queue, free, config.jobLease().toMillis(), nodeId);
             }
+            boolean watchTimeout = false;
             for (JobStore.Claimed job : jobs) {
                 slots.acquireUninterruptibly();
                 inFlight.incrementAndGet();
                 RunningAttempt a = new RunningAttempt(job, send);
                 running.put(job.id(), a);
-                if (a.hasTimeout) {
-                    synchronized (beatSignal) {
-                        beatSignal.notifyAll(); // the heartbeater must watch this timeout
-                    }
-                }
-                Runnable freeSlot = () -> {
-                    running.remove(job.id(), a);
-                    inFlight.decrementAndGet();
-                    slots.release();
-                    wake.signal();
-                };
-                handlersPool.execute(() -> {
-                    boolean handedOver = false;
-                    try {
-                        handedOver = execute(a, freeSlot);
-                    } finally {
-                        if (!handedOver) {
-                            freeSlot.run();
-                        }
-                    }
-                });
+                watchTimeout |= a.hasTimeout;
+                ready.add(a);
             }
+            if (watchTimeout) {
+                synchronized (beatSignal) {
+                    beatSignal.notifyAll(); // the heartbeater must watch these timeouts
+                }
+            }
+            startDrainer();
             hooks.reach(Hooks.Points.JOB_CLAIMED);
             return jobs.size();
+        }
+
+        /**
+         * Starts one more handler thread on the ready attempts unless one is already on its way, so a
+         * claim wakes one thread, not one per job: each thread that takes an attempt while more are
+         * ready starts the next, and every thread takes ready attempts until none are left. Threads
+         * running long handlers thus never hold up ready attempts while a pool thread is idle (each
+         * is at most one thread start behind), and short handlers are run back to back by the
+         * threads already awake.
+         */
+        void startDrainer() {
+            if (ready.isEmpty() || starting.get() > 0 || drainers.get() >= concurrency
+                    || !starting.compareAndSet(0, 1)) {
+                return;
+            }
+            drainers.incrementAndGet();
+            try {
+                handlersPool.execute(this::drain);
+            } catch (RejectedExecutionException e) {
+                // Shutting down: attempts not started were released by stop().
+                drainers.decrementAndGet();
+                starting.set(0);
+            }
+        }
+
+        /** A handler thread: runs ready attempts until none are left. */
+        private void drain() {
+            starting.set(0);
+            while (true) {
+                RunningAttempt a = ready.poll();
+                if (a == null) {
+                    drainers.decrementAndGet();
+                    // An attempt added after the poll saw either this thread still counted (and is
+                    // taken here) or the lower count (and its claimer started a thread).
+                    if (ready.isEmpty()) {
+                        return;
+                    }
+                    drainers.incrementAndGet();
+                    continue;
+                }
+                startDrainer();
+                boolean handedOver = false;
+                try {
+                    handedOver = execute(this, a);
+                } catch (RuntimeException e) {
+                    log.error("job {} attempt {}: unexpected failure around its handler", a.job.id(), a.job.attempt(), e);
+                } catch (Error e) {
+                    drainers.decrementAndGet();
+                    free(a, true);
+                    startDrainer();
+                    throw e;
+                }
+                if (!handedOver) {
+                    free(a, true);
+                }
+            }
+        }
+
+        /** The attempt's outcome is recorded (or will never be): its slot is free again. */
+        void free(RunningAttempt a, boolean signal) {
+            running.remove(a.job.id(), a);
+            inFlight.decrementAndGet();
+            slots.release();
+            if (signal) {
+                wake.signal();
+            }
         }
 
         void awaitNoClaim() {
@@ -282,12 +344,12 @@ final class Worker {
     // ---------------------------------------------------------------- executing
 
     /**
-     * Runs one attempt and queues its outcome. Returns true if the outcome was queued with
-     * {@code freeSlot} to run once it is recorded: until then the attempt keeps its slot and stays
+     * Runs one attempt and queues its outcome. Returns true if the outcome was queued to free the
+     * attempt's slot in {@code owner} once it is recorded: until then the attempt keeps its slot and stays
      * in the heartbeat, so a slow completer can neither let the node claim without bound nor let a
      * finished job's lease expire (which would run it again).
      */
-    private boolean execute(RunningAttempt a, Runnable freeSlot) {
+    private boolean execute(QueueRunner owner, RunningAttempt a) {
         a.thread = Thread.currentThread();
         Outcome outcome;
         long started = ticker.getAsLong();
@@ -316,7 +378,8 @@ final class Worker {
         if (outcome == null) {
             return false;
         }
-        outcome.afterRecord = freeSlot;
+        outcome.owner = owner;
+        outcome.attempt = a;
         outcomes.add(outcome);
         return true;
     }
@@ -536,10 +599,20 @@ final class Worker {
         try {
             recordWithRetries(batch);
         } finally {
+            // Free the slots, then wake each claimer once per batch, not once per job.
+            QueueRunner last = null;
+            List<QueueRunner> owners = new ArrayList<>(1);
             for (Outcome o : batch) {
-                if (o.afterRecord != null) {
-                    o.afterRecord.run();
+                if (o.owner != null) {
+                    o.owner.free(o.attempt, false);
+                    if (o.owner != last && !owners.contains(o.owner)) {
+                        owners.add(o.owner);
+                    }
+                    last = o.owner;
                 }
+            }
+            for (QueueRunner q : owners) {
+                q.wake.signal();
             }
         }
     }
@@ -635,8 +708,9 @@ final class Worker {
         final long token;
         final String error;
         final Long delayMs;
-        /** Frees the attempt's slot once the outcome is recorded (or given up on). */
-        Runnable afterRecord;
+        /** Whose slot the attempt frees once the outcome is recorded (or given up on); null: none. */
+        QueueRunner owner;
+        RunningAttempt attempt;
 
         private Outcome(Kind kind, long id, long token, String error, Long delayMs) {
             this.kind = kind;
