@@ -1,6 +1,5 @@
 package dev.baton;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -22,12 +21,7 @@ public final class JobWorkerProcess {
         String schema = args[1];
         String nodeId = args[2];
         boolean poll = args.length > 3 && args[3].equals("poll");
-        HikariConfig cfg = new HikariConfig();
-        cfg.setJdbcUrl(url);
-        cfg.setPoolName(nodeId);
-        cfg.setMaximumPoolSize(6);
-        cfg.setMinimumIdle(0);
-        HikariDataSource ds = new HikariDataSource(cfg);
+        HikariDataSource ds = ChildPool.open(url, nodeId, 6);
         Baton baton = Baton.builder(ds).schema(schema).nodeId(nodeId).nodeHeartbeat(Duration.ofMillis(200))
                 .notifications(poll ? NotificationMode.POLL : NotificationMode.AUTO)
                 .maintenance(LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))

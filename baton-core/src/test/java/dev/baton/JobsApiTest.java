@@ -65,15 +65,7 @@ class JobsApiTest extends JobBehaviourTestBase {
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         closeLater(release::countDown);
-        Baton node = start(nodeBuilder("api-node").worker(fastWorker("work", 4).build())
-                .handle("ok", Item.class, (item, ctx) -> { })
-                .handle("bad", Item.class, (item, ctx) -> {
-                    throw new JobHandler.PermanentFailure("no");
-                })
-                .handle("hold", Item.class, (item, ctx) -> {
-                    running.countDown();
-                    release.await(handlerWait().toMillis(), TimeUnit.MILLISECONDS);
-                }));
+        Baton node = startOkBadHoldNode("work", running, release);
         Jobs jobs = node.jobs();
         assertThat(jobs.stats()).isEmpty();
         awaitState(jobs, jobs.enqueue(JobRequest.of("ok", new Item("1")).queue("work")).id(), JobState.SUCCEEDED);
@@ -135,15 +127,7 @@ class JobsApiTest extends JobBehaviourTestBase {
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         closeLater(release::countDown);
-        Baton node = start(nodeBuilder("api-node").worker(fastWorker("default", 4).build())
-                .handle("ok", Item.class, (item, ctx) -> { })
-                .handle("bad", Item.class, (item, ctx) -> {
-                    throw new JobHandler.PermanentFailure("no");
-                })
-                .handle("hold", Item.class, (item, ctx) -> {
-                    running.countDown();
-                    release.await(handlerWait().toMillis(), TimeUnit.MILLISECONDS);
-                }));
+        Baton node = startOkBadHoldNode("default", running, release);
         Jobs jobs = node.jobs();
         long succeeded = jobs.enqueue(JobRequest.of("ok", new Item("s"))).id();
         long failed = jobs.enqueue(JobRequest.of("bad", new Item("f"))).id();
@@ -192,5 +176,18 @@ class JobsApiTest extends JobBehaviourTestBase {
 
     private static Map<String, QueueStats> stats(Jobs jobs) {
         return jobs.stats().stream().collect(Collectors.toMap(QueueStats::queue, Function.identity()));
+    }
+
+    /** A node working {@code queue} with kinds "ok" (succeeds), "bad" (fails for good) and "hold" (waits for {@code release}). */
+    private Baton startOkBadHoldNode(String queue, CountDownLatch running, CountDownLatch release) {
+        return start(nodeBuilder("api-node").worker(fastWorker(queue, 4).build())
+                .handle("ok", Item.class, (item, ctx) -> { })
+                .handle("bad", Item.class, (item, ctx) -> {
+                    throw new JobHandler.PermanentFailure("no");
+                })
+                .handle("hold", Item.class, (item, ctx) -> {
+                    running.countDown();
+                    release.await(handlerWait().toMillis(), TimeUnit.MILLISECONDS);
+                }));
     }
 }
