@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * A rescued job is claimed at once by an idle worker: the rescue notifies the queue, so an idle node
+ * J02 (rescue side): a rescued job is claimed at once by an idle worker: the rescue notifies the queue, so an idle node
  * does not wait for its next poll (which here is an hour away).
  *
  * <p>Protection removed to see it fail: the {@code pg_notify} of the rescue statement ({@code job.sql},
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 class JobRescueNotifyTest extends JobTestSupport {
 
     @Test
-    void rescuedJobWakesAnIdleWorker() throws Exception {
+    void J02_rescuedJobWakesAnIdleWorkerAtOnce() throws Exception {
         Assumptions.assumeFalse(PG.pooled(), "LISTEN cannot work through transaction pooling: workers only poll there");
         CountDownLatch ran = new CountDownLatch(1);
         Baton node = startNode(nodeBuilder("a", pool, Hooks.NONE)
