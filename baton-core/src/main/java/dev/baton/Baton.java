@@ -38,8 +38,15 @@ public final class Baton implements AutoCloseable {
     public static final String DEFAULT_SCHEMA = "baton";
     /** The queue sweeps run on (added to the worker with 2 slots when sweeps are registered). */
     public static final String SWEEP_QUEUE = "baton.sweeps";
+    /** Sweep names: the schedule {@code sweep:<name>} must fit {@link Schedule#MAX_NAME_LENGTH}. */
+    public static final int MAX_SWEEP_NAME_LENGTH = Schedule.MAX_NAME_LENGTH - "sweep:".length();
     /** Nodes beat every 5 s; a node is stale after three missed beats. */
     public static final Duration DEFAULT_NODE_HEARTBEAT = Duration.ofSeconds(5);
+    /**
+     * 7 days: ended lease terms, idle lease rows, departed nodes and disabled schedules are kept this long
+     * for operators, then pruned, so every Baton table stays bounded however often nodes restart.
+     */
+    public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
 
     private final DataSource dataSource;
     private final DataSource coordination;
@@ -75,15 +82,18 @@ public final class Baton implements AutoCloseable {
         this.hooks = b.hooks;
         this.ticker = b.ticker;
         DataSource listen = b.listenDataSource != null ? b.listenDataSource : coordination;
-        this.notifier = new Notifier(listen, schema, b.notifications);
+        // A listen or coordination data source is Baton's own: LISTEN may keep one of its connections.
+        this.notifier = new Notifier(listen, schema, b.notifications,
+                b.listenDataSource != null || b.coordinationDataSource != null);
         this.leases = new Leases(dataSource, schema, hooks, ticker, notifier);
         this.nodes = new Nodes(dataSource, schema, leases);
-        this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat, b.app, b.appVersion);
+        this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat, b.app, b.appVersion,
+                b.worker != null ? List.copyOf(b.handlers.keySet()) : null);
         this.app = b.app;
         this.appVersion = b.appVersion;
         this.declared = List.copyOf(b.schedules.values());
         this.metrics = BatonMetrics.safe(b.metrics);
-        this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker).metrics(metrics);
+        this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker).metrics(metrics).hooks(hooks);
         this.jobStore = new JobStore(schema).metrics(metrics);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
         this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload);
@@ -94,31 +104,27 @@ public final class Baton implements AutoCloseable {
         }
         WorkerConfig workerConfig = b.worker;
         if (workerConfig != null && !b.sweeps.isEmpty() && !workerConfig.queues().containsKey(SWEEP_QUEUE)) {
-            java.util.Map<String, Integer> queues = new LinkedHashMap<>(workerConfig.queues());
-            queues.put(SWEEP_QUEUE, 2);
-            workerConfig = new WorkerConfig(queues, workerConfig.jobLease(), workerConfig.heartbeatInterval(),
-                    workerConfig.pollInterval(), workerConfig.rescueInterval(), workerConfig.maxStalls(),
-                    workerConfig.drainTimeout(), workerConfig.retention(), workerConfig.maxPayloadBytes());
+            workerConfig = workerConfig.toBuilder().queue(SWEEP_QUEUE, 2).build();
         }
-        Scheduler schedulerTask = workerConfig != null || !declared.isEmpty()
-                ? new Scheduler(dataSource, schedules, jobStore, notifier,
-                        workerConfig != null ? workerConfig.pollInterval() : WorkerConfig.DEFAULT_POLL_INTERVAL, app,
-                        appVersion, metrics)
-                : null;
-        if (workerConfig != null) {
-            this.worker = new Worker(dataSource, coordination, jobStore, b.handlers, workerConfig, nodeId, b.codec,
-                    notifier, hooks, ticker, metrics);
-            this.maintenance = leadership(MaintenanceTask.LEASE, b.maintenance, new MaintenanceTask(List.of(
-                    new JobMaintenance(dataSource, jobStore, workerConfig, nodeId, primitives), schedulerTask)));
-        } else {
-            if (!b.handlers.isEmpty()) {
-                throw new IllegalArgumentException("job handlers " + b.handlers.keySet() + " were registered but no "
-                        + "worker is configured; add .worker(WorkerConfig.builder().queue(\"default\", 10).build())");
-            }
-            this.worker = null;
-            this.maintenance = schedulerTask == null ? null
-                    : leadership(MaintenanceTask.LEASE, b.maintenance, new MaintenanceTask(List.of(schedulerTask)));
+        if (workerConfig == null && !b.handlers.isEmpty()) {
+            throw new IllegalArgumentException("job handlers " + b.handlers.keySet() + " were registered but no "
+                    + "worker is configured; add .worker(WorkerConfig.builder().queue(\"default\", 10).build())");
         }
+        WorkerConfig timing = workerConfig != null ? workerConfig : WorkerConfig.builder().build();
+        this.worker = workerConfig == null ? null : new Worker(dataSource, coordination, jobStore, b.handlers,
+                workerConfig, nodeId, b.codec, notifier, hooks, ticker, metrics);
+        // Every started node takes part in maintenance, worker or not: a service that only uses leases or
+        // the coordination primitives must still get their rows pruned. One node at a time runs it.
+        Maintenance housekeeping = new Maintenance(Db.of(dataSource), jobStore, leases, schedules, nodes, primitives,
+                Maintenance.Config.of(timing, b.retention), nodeId, ticker);
+        Scheduler schedulerTask = new Scheduler(dataSource, schedules, jobStore, notifier, timing.pollInterval(), app,
+                appVersion, metrics);
+        // Baton's own runner: test pause points are for the application's leases, never for this one.
+        Leases ownLeases = new Leases(dataSource, schema, Hooks.NONE, ticker, notifier);
+        this.maintenance = new Leadership(ownLeases, coordination, dataSource, notifier, MaintenanceTask.LEASE, nodeId,
+                b.maintenance, new MaintenanceTask(List.of(housekeeping, schedulerTask)), LeadershipListener.NONE,
+                Hooks.NONE, ticker, metrics);
+        leaderships.add(maintenance);
     }
 
     public static Builder builder(DataSource dataSource) {
@@ -151,6 +157,10 @@ public final class Baton implements AutoCloseable {
         }
         if (closed) {
             throw new IllegalStateException("this Baton instance was closed; build a new one");
+        }
+        Db.of(dataSource).requireWritable("main");
+        if (coordination != dataSource) {
+            Db.of(coordination).requireWritable("coordination");
         }
         if (migrateOnStart) {
             MigrationResult r = migrate(dataSource, schema);
@@ -219,6 +229,11 @@ public final class Baton implements AutoCloseable {
 
     public String schema() {
         return schema;
+    }
+
+    /** Outcomes of finished attempts waiting for the completer (tests). */
+    int pendingOutcomes() {
+        return worker == null ? 0 : worker.pendingOutcomes();
     }
 
     /** True while release notifications are known to arrive (false: polling only). */
@@ -290,6 +305,7 @@ public final class Baton implements AutoCloseable {
         private LeadershipConfig maintenance = LeadershipConfig.defaults();
         private String app = "default";
         private String appVersion = "0";
+        private Duration retention = DEFAULT_RETENTION;
         private final Map<String, Schedule> schedules = new LinkedHashMap<>();
         private final List<String> sweeps = new java.util.ArrayList<>();
         private BatonMetrics metrics = BatonMetrics.NONE;
@@ -312,11 +328,13 @@ public final class Baton implements AutoCloseable {
         }
 
         /**
-         * A separate data source for lease renewals, acquisition, job heartbeats and node heartbeats,
-         * so that an exhausted application pool cannot starve them. Recommended: a small pool of its
-         * own, sized at least: one connection per {@link Leadership} (each holds one; maintenance
-         * (rescue, prune, scheduler) is one when a worker or schedules are configured), one for the job heartbeater, one for LISTEN (unless a
-         * {@link #listenDataSource} is given), plus two for node heartbeats and state changes.
+         * A separate data source for lease renewals and acquisition, job heartbeats and node heartbeats,
+         * so that an exhausted application pool cannot starve them (without one, they borrow from the
+         * main pool call by call, and a leader whose pool stays exhausted for half its lease steps down).
+         * Baton borrows a connection per call and returns it, holding none between calls, except one for
+         * LISTEN (unless a {@link #listenDataSource} is given). Recommended: a small pool of its own, about
+         * one connection per {@link Leadership} that renews at the same moment, plus two (heartbeats) plus
+         * one (LISTEN).
          */
         public Builder coordinationDataSource(DataSource ds) {
             this.coordinationDataSource = Objects.requireNonNull(ds, "coordinationDataSource");
@@ -423,6 +441,10 @@ public final class Baton implements AutoCloseable {
          */
         public Builder sweep(String name, Duration interval, SweepTask task) {
             Identifiers.name("sweep name", name);
+            if (name.length() > MAX_SWEEP_NAME_LENGTH) {
+                throw new IllegalArgumentException("sweep name must be 1 to " + MAX_SWEEP_NAME_LENGTH + " characters "
+                        + "(its schedule is named sweep:<name>), but was " + name.length() + " characters");
+            }
             Objects.requireNonNull(task, "task");
             String kind = "baton.sweep:" + name;
             schedule(Schedule.every("sweep:" + name, interval).job(kind, null).queue(SWEEP_QUEUE)
@@ -438,6 +460,20 @@ public final class Baton implements AutoCloseable {
          */
         public Builder metrics(BatonMetrics metrics) {
             this.metrics = Objects.requireNonNull(metrics, "metrics");
+            return this;
+        }
+
+        /**
+         * How long ended lease terms, idle lease rows, departed nodes and disabled schedules are kept before
+         * the maintenance leader prunes them (finished jobs: {@link WorkerConfig#retention()}); at least
+         * one second (days, in production), default {@link #DEFAULT_RETENTION}. Use the same value on every node.
+         */
+        public Builder retention(Duration retention) {
+            Leases.requirePositive("retention", retention, false);
+            if (retention.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException("retention must be at least PT1S, but was " + retention);
+            }
+            this.retention = retention;
             return this;
         }
 

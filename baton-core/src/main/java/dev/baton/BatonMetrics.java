@@ -69,6 +69,12 @@ public interface BatonMetrics {
     default void scheduleFired(String schedule, Duration delay) {}
 
     /**
+     * A schedule could not fire (an unknown time zone, a corrupt stored spec, a job that cannot be
+     * built); it is retried with a backoff while the other schedules fire on time.
+     */
+    default void scheduleFailed(String schedule) {}
+
+    /**
      * A coordination primitive could not reach the database and decided locally ({@code primitive} is
      * {@code dedupe}, {@code concurrency_cap} or {@code rate_limiter}).
      */

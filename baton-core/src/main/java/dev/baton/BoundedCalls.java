@@ -12,13 +12,17 @@ import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 
 /**
- * Database calls with a hard upper bound on how long the caller waits, on a connection held for
- * them (so an exhausted application pool cannot starve lease renewals or job heartbeats).
+ * Database calls with a hard upper bound on how long the caller waits.
  *
  * <p>JDBC calls can block indefinitely on a black-holed socket, and a query timeout's cancel
  * request travels over a new connection that a partition blocks as well. So each call runs on a
- * helper thread; if it does not answer in time, the connection is aborted (its socket closed), the
- * helper thread is replaced, and the next call opens a fresh connection. Used by one thread at a time.
+ * helper thread; if it does not answer in time, the connection is aborted (its socket closed) and
+ * the helper thread replaced. Each call borrows a connection for its duration only (waiting for the
+ * pool counts against the bound), runs through {@link Db} (committed whatever the pool's auto-commit
+ * and default isolation) and returns it: Baton holds no pool connection between calls, so a small
+ * application pool is not drained by idle leadership candidates or heartbeats. Renewals that must
+ * survive an exhausted application pool get a pool of their own ({@code coordinationDataSource}).
+ * Used by one thread at a time.
  */
 final class BoundedCalls implements AutoCloseable {
     /** A call on the held connection. */
@@ -37,13 +41,14 @@ final class BoundedCalls implements AutoCloseable {
         return Math.max(1, clientNanos / 2 / 1_000_000);
     }
 
-    private final DataSource dataSource;
+    private final Db db;
     private final String threadName;
     private ExecutorService executor;
+    /** The connection of the call in flight, if any (aborted when the call is abandoned). */
     private volatile Connection connection;
 
     BoundedCalls(DataSource dataSource, String threadName) {
-        this.dataSource = dataSource;
+        this.db = Db.of(dataSource);
         this.threadName = threadName;
         this.executor = newExecutor();
     }
@@ -56,13 +61,13 @@ final class BoundedCalls implements AutoCloseable {
      */
     <T> T call(SqlCall<T> call, long nanos) throws TimeoutException, SQLException {
         Future<T> f = executor.submit((Callable<T>) () -> {
-            try {
-                return call.call(connection());
-            } catch (SQLException e) {
-                if (Jdbc.isConnectionFailure(e)) {
-                    dropConnection();
+            try (Connection c = db.dataSource().getConnection()) {
+                connection = c;
+                try {
+                    return db.callOn(c, threadName, call::call);
+                } finally {
+                    connection = null;
                 }
-                throw e;
             }
         });
         try {
@@ -96,22 +101,6 @@ final class BoundedCalls implements AutoCloseable {
         executor = newExecutor();
     }
 
-    private Connection connection() throws SQLException {
-        Connection c = connection;
-        if (c == null || c.isClosed()) {
-            c = dataSource.getConnection();
-            c.setAutoCommit(true);
-            connection = c;
-        }
-        return c;
-    }
-
-    private void dropConnection() {
-        Connection c = connection;
-        connection = null;
-        Jdbc.closeQuietly(c);
-    }
-
     private void abortConnection() {
         Connection c = connection;
         connection = null;
@@ -135,6 +124,5 @@ final class BoundedCalls implements AutoCloseable {
     @Override
     public void close() {
         executor.shutdownNow();
-        dropConnection();
     }
 }

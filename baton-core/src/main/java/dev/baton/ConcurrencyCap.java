@@ -1,16 +1,15 @@
 package dev.baton;
 
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,19 +18,27 @@ import org.slf4j.LoggerFactory;
  * {@link Coordination#concurrencyCap}). A slot expires after its TTL unless renewed, so a crashed
  * holder frees it. Admission is serialised per key by a transaction-scoped advisory lock, then the
  * live holders are counted in a new statement (which sees every holder committed before the lock
- * was granted). Thread-safe.
+ * was granted). The admission transaction runs in READ COMMITTED whatever the pool's default
+ * isolation (a REPEATABLE READ snapshot taken before the lock would miss holders admitted meanwhile),
+ * and every wait in it is bounded: the lock by the decision timeout (a key whose lock stays held, by a
+ * holder paused inside its admission, is refused rather than waited for), the statements by the same
+ * timeout on the server, and a paused admission's own transaction is ended by the server once idle
+ * that long. Thread-safe.
  */
 public final class ConcurrencyCap {
     private static final Logger log = LoggerFactory.getLogger(ConcurrencyCap.class);
+    /** SQLSTATE lock_not_available: the key's admission lock was not granted within the timeout. */
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
 
     private final Coordination coord;
     private final String name;
     private final int limit;
     private final Duration slotTtl;
     private final int localCeiling;
+    private final Duration timeout;
     private final Map<String, Semaphore> localSlots = new ConcurrentHashMap<>();
 
-    ConcurrencyCap(Coordination coord, String name, int limit, Duration slotTtl, int localCeiling) {
+    ConcurrencyCap(Coordination coord, String name, int limit, Duration slotTtl, int localCeiling, Duration timeout) {
         this.coord = coord;
         this.name = Identifiers.name("cap name", name);
         if (limit < 1 || limit > 100_000) {
@@ -41,71 +48,80 @@ public final class ConcurrencyCap {
             throw new IllegalArgumentException("localCeiling must be 0 to limit (" + limit + "), but was " + localCeiling);
         }
         Coordination.requireTtl("slotTtl", slotTtl);
+        Coordination.requireDecisionTimeout(timeout);
         this.limit = limit;
         this.slotTtl = slotTtl;
         this.localCeiling = localCeiling;
+        this.timeout = timeout;
     }
 
     /**
-     * Takes a slot for {@code key} if fewer than {@code limit} are held; empty otherwise. If the
-     * database is unreachable, takes one of this instance's {@code localCeiling} local slots instead
-     * (the permit says so: {@link Permit#local()}).
+     * Takes a slot for {@code key} if fewer than {@code limit} are held; empty otherwise, and empty when
+     * the key's admission stays locked for the whole decision timeout. If the database does not answer
+     * within the decision timeout (pool wait included), takes one of this instance's
+     * {@code localCeiling} local slots instead (the permit says so: {@link Permit#local()}).
      */
     public Optional<Permit> tryAcquire(String key) {
         Identifiers.name("cap key", key);
         String holder = coord.nodeId() + "/" + UUID.randomUUID();
-        try (Connection c = coord.dataSource().getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
-                try (PreparedStatement ps = c.prepareStatement(coord.sql().get("advisory_xact_lock"))) {
-                    ps.setString(1, "baton.cap:" + name + ":" + key);
-                    ps.execute();
-                }
-                long held;
-                try (PreparedStatement ps = c.prepareStatement(coord.sql().get("cap_count"))) {
-                    ps.setString(1, name);
-                    ps.setString(2, key);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        held = rs.getLong(1);
-                    }
-                }
-                if (held >= limit) {
-                    c.rollback();
-                    return Optional.empty();
-                }
-                try (PreparedStatement ps = c.prepareStatement(coord.sql().get("cap_insert"))) {
-                    ps.setString(1, name);
-                    ps.setString(2, key);
-                    ps.setString(3, holder);
-                    ps.setLong(4, slotTtl.toMillis());
-                    ps.executeUpdate();
-                }
-                c.commit();
-                return Optional.of(new Permit(key, holder, false));
-            } catch (Throwable t) {
-                Jdbc.rollbackQuietly(c, t);
-                throw t;
-            } finally {
-                if (!c.isClosed()) {
-                    c.setAutoCommit(autoCommit);
-                }
+        long bound = Math.max(1, timeout.toMillis());
+        AtomicBoolean abandoned = new AtomicBoolean();
+        Coordination.Decision<Boolean> d;
+        try {
+            d = coord.decide(timeout, "cap '" + name + "' for key '" + key + "'",
+                    c -> coord.db().transactionOn(c, "an admission of cap '" + name + "'", "", tx -> {
+                        // One round trip: READ COMMITTED for this transaction only, bounded waits, the lock.
+                        try (PreparedStatement ps = tx.prepareStatement(Db.READ_COMMITTED + ";\n"
+                                + coord.sql().get("cap_bounds") + ";\n" + coord.sql().get("advisory_xact_lock"))) {
+                            // The lock gives up first, so a held key reads as "refused", not as "no answer".
+                            ps.setString(1, Math.max(1, bound / 2) + "ms");
+                            ps.setString(2, bound + "ms");
+                            ps.setString(3, bound + "ms");
+                            ps.setString(4, "baton.cap:" + name + ":" + key);
+                            ps.execute();
+                        }
+                        long held;
+                        try (PreparedStatement ps = tx.prepareStatement(coord.sql().get("cap_count"))) {
+                            ps.setString(1, name);
+                            ps.setString(2, key);
+                            try (ResultSet rs = ps.executeQuery()) {
+                                rs.next();
+                                held = rs.getLong(1);
+                            }
+                        }
+                        if (held >= limit) {
+                            return false;
+                        }
+                        try (PreparedStatement ps = tx.prepareStatement(coord.sql().get("cap_insert"))) {
+                            ps.setString(1, name);
+                            ps.setString(2, key);
+                            ps.setString(3, holder);
+                            ps.setLong(4, slotTtl.toMillis());
+                            ps.executeUpdate();
+                        }
+                        coord.hooks().reach(Hooks.Points.CAP_BEFORE_COMMIT);
+                        if (abandoned.get()) {
+                            // The caller stopped waiting and decided locally: do not hold a slot it will not use.
+                            throw new SQLException("the caller stopped waiting for this admission", "57014");
+                        }
+                        return true;
+                    }), abandoned);
+        } catch (BatonException e) {
+            if (e.getCause() instanceof SQLException s && LOCK_NOT_AVAILABLE.equals(s.getSQLState())) {
+                log.debug("cap '{}': admission of key '{}' stayed locked for {}; refused", name, key, timeout);
+                return Optional.empty();
             }
-        } catch (SQLException e) {
-            if (!unreachable(e)) {
-                throw new BatonException("cap '" + name + "' for key '" + key + "' failed: " + e.getMessage(), e);
-            }
-            coord.countFallback("concurrency_cap");
-            log.warn("cap '{}': database unreachable ({}); applying this instance's local ceiling of {} for key '{}'",
-                    name, e.getMessage(), localCeiling, key);
-            Semaphore s = localSlots.computeIfAbsent(key, k -> new Semaphore(localCeiling));
-            return s.tryAcquire() ? Optional.of(new Permit(key, holder, true)) : Optional.empty();
+            throw e;
         }
-    }
-
-    static boolean unreachable(SQLException e) {
-        return e instanceof SQLTransientConnectionException || Jdbc.isConnectionFailure(e);
+        if (d.answered()) {
+            return d.value() ? Optional.of(new Permit(key, holder, false)) : Optional.empty();
+        }
+        coord.countFallback("concurrency_cap");
+        log.warn("cap '{}': the database did not answer within {} ({}); applying this instance's local ceiling of {} "
+                + "for key '{}'", name, timeout, d.failure() == null ? "timed out" : d.failure().getMessage(),
+                localCeiling, key);
+        Semaphore s = localSlots.computeIfAbsent(key, k -> new Semaphore(localCeiling));
+        return s.tryAcquire() ? Optional.of(new Permit(key, holder, true)) : Optional.empty();
     }
 
     /** A held slot; close it to release. */
@@ -135,13 +151,16 @@ public final class ConcurrencyCap {
             if (local) {
                 return !closed;
             }
-            try (Connection c = coord.dataSource().getConnection();
-                 PreparedStatement ps = c.prepareStatement(coord.sql().get("cap_renew"))) {
-                ps.setLong(1, slotTtl.toMillis());
-                ps.setString(2, name);
-                ps.setString(3, key);
-                ps.setString(4, holder);
-                return ps.executeUpdate() == 1;
+            try {
+                return coord.db().call("renewing a slot of cap '" + name + "'", c -> {
+                    try (PreparedStatement ps = c.prepareStatement(coord.sql().get("cap_renew"))) {
+                        ps.setLong(1, slotTtl.toMillis());
+                        ps.setString(2, name);
+                        ps.setString(3, key);
+                        ps.setString(4, holder);
+                        return ps.executeUpdate() == 1;
+                    }
+                });
             } catch (SQLException e) {
                 throw new BatonException("renewing a slot of cap '" + name + "' failed: " + e.getMessage(), e);
             }
@@ -158,12 +177,15 @@ public final class ConcurrencyCap {
                 localSlots.get(key).release();
                 return;
             }
-            try (Connection c = coord.dataSource().getConnection();
-                 PreparedStatement ps = c.prepareStatement(coord.sql().get("cap_release"))) {
-                ps.setString(1, name);
-                ps.setString(2, key);
-                ps.setString(3, holder);
-                ps.executeUpdate();
+            try {
+                coord.db().call("releasing a slot of cap '" + name + "'", c -> {
+                    try (PreparedStatement ps = c.prepareStatement(coord.sql().get("cap_release"))) {
+                        ps.setString(1, name);
+                        ps.setString(2, key);
+                        ps.setString(3, holder);
+                        return ps.executeUpdate();
+                    }
+                });
             } catch (SQLException e) {
                 log.warn("releasing a slot of cap '{}' key '{}' failed; it expires within {}: {}", name, key, slotTtl,
                         e.getMessage());

@@ -15,6 +15,13 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
@@ -35,9 +42,21 @@ public final class Coordination {
     private static final String QUERY_CANCELED = "57014";
     /** Delivery dedupe answers within this bound or applies its timeout policy. */
     public static final Duration DEFAULT_DEDUPE_TIMEOUT = Duration.ofSeconds(1);
+    /**
+     * A concurrency cap or rate limiter decides within this bound, waiting for a pool connection
+     * included; past it, the local fallback decides (as when the database is unreachable).
+     */
+    public static final Duration DEFAULT_DECISION_TIMEOUT = Duration.ofSeconds(1);
     static final int PURGE_BATCH = 1000;
+    /**
+     * Decisions waiting on the database at once, at most; beyond that a decision does not queue behind a
+     * stalled database but falls back at once (a full pool of stuck threads means the database is not
+     * answering).
+     */
+    static final int MAX_DECISIONS_IN_FLIGHT = 64;
 
     private final DataSource dataSource;
+    private final Db db;
     private final Sql sql;
     private final Leases leases;
     private final String nodeId;
@@ -45,10 +64,19 @@ public final class Coordination {
     private final SecureRandom random = new SecureRandom();
     private final AtomicLong fallbacks = new AtomicLong();
     private volatile BatonMetrics metrics = BatonMetrics.NONE;
+    private volatile Hooks hooks = Hooks.NONE;
     private final Tokens tokens = new Tokens();
+    /** Runs database decisions so that the caller can stop waiting at its bound (see {@link #decide}). */
+    private final ThreadPoolExecutor decisions = new ThreadPoolExecutor(0, MAX_DECISIONS_IN_FLIGHT, 30,
+            TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+                Thread t = new Thread(r, "baton-coordination-call");
+                t.setDaemon(true);
+                return t;
+            });
 
     Coordination(DataSource dataSource, String schema, Leases leases, String nodeId, LongSupplier ticker) {
         this.dataSource = dataSource;
+        this.db = Db.of(dataSource);
         this.sql = Sql.load("coord.sql", Identifiers.schema(schema));
         this.leases = leases;
         this.nodeId = nodeId;
@@ -89,28 +117,87 @@ public final class Coordination {
         requireTtl("ttl", ttl);
         Leases.requirePositive("timeout", timeout, false);
         Objects.requireNonNull(onTimeout, "onTimeout");
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("first_delivery"))) {
-            Jdbc.queryTimeout(ps, timeout.toMillis());
-            ps.setString(1, source);
-            ps.setString(2, deliveryId);
-            ps.setLong(3, ttl.toMillis());
-            ps.setString(4, nodeId);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
+        long bound = timeout.toMillis();
+        Decision<Boolean> d = decide(timeout, "dedupe of delivery '" + deliveryId + "'", c -> {
+            try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("first_delivery"), bound)) {
+                int o = Jdbc.boundOffset(bound);
+                ps.setString(1 + o, source);
+                ps.setString(2 + o, deliveryId);
+                ps.setLong(3 + o, ttl.toMillis());
+                ps.setString(4 + o, nodeId);
+                try (ResultSet rs = Jdbc.executeBounded(ps, bound)) {
+                    return rs.next();
+                }
             }
-        } catch (SQLException e) {
-            boolean timedOut = QUERY_CANCELED.equals(e.getSQLState());
-            String why = timedOut ? "did not answer within " + timeout : "failed (" + e.getMessage() + ")";
-            // Unreachable includes the pool giving up on a connection, as for caps and rate limiters.
-            if (onTimeout == OnTimeout.THROW || !(timedOut || ConcurrencyCap.unreachable(e))) {
-                throw new BatonException("dedupe of delivery '" + deliveryId + "' from '" + source + "' " + why, e);
-            }
-            countFallback("dedupe");
-            log.warn("dedupe of delivery '{}' from '{}' {}; treating it as {} ({})", deliveryId, source, why,
-                    onTimeout == OnTimeout.ACCEPT ? "first (it may be processed twice)" : "a duplicate", onTimeout);
-            return onTimeout == OnTimeout.ACCEPT;
+        }, null);
+        if (d.answered()) {
+            return d.value();
         }
+        String why = d.failure() == null ? "did not answer within " + timeout : "failed (" + d.failure().getMessage() + ")";
+        if (onTimeout == OnTimeout.THROW) {
+            throw new BatonException("dedupe of delivery '" + deliveryId + "' from '" + source + "' " + why, d.failure());
+        }
+        countFallback("dedupe");
+        log.warn("dedupe of delivery '{}' from '{}' {}; treating it as {} ({})", deliveryId, source, why,
+                onTimeout == OnTimeout.ACCEPT ? "first (it may be processed twice)" : "a duplicate", onTimeout);
+        return onTimeout == OnTimeout.ACCEPT;
+    }
+
+    /**
+     * The outcome of a bounded decision: the database's answer, or no answer (timed out, unreachable,
+     * too many decisions already waiting, or the statement was cancelled by its timeout).
+     */
+    record Decision<T>(boolean answered, T value, SQLException failure) {}
+
+    /**
+     * Runs {@code work} on a pool connection and waits at most {@code timeout} for its answer, the wait
+     * for a connection included (a pool's own timeout is often 30 s). No answer in time, a connection
+     * failure, a statement cancelled by its timeout, or a pool that gives up: not answered, and the
+     * caller applies its fallback. Any other database error is thrown. {@code abandoned}, when given, is
+     * set once the caller has stopped waiting, so that work still running can roll back instead of
+     * committing a decision nobody will use.
+     */
+    <T> Decision<T> decide(Duration timeout, String what, Db.Work<T> work, java.util.concurrent.atomic.AtomicBoolean abandoned) {
+        Future<T> f;
+        try {
+            f = decisions.submit(() -> db.call(what, work));
+        } catch (RejectedExecutionException e) {
+            return new Decision<>(false, null, new SQLException(MAX_DECISIONS_IN_FLIGHT + " decisions are already "
+                    + "waiting for the database", "08000"));
+        }
+        try {
+            return new Decision<>(true, f.get(timeout.toNanos(), TimeUnit.NANOSECONDS), null);
+        } catch (TimeoutException e) {
+            if (abandoned != null) {
+                abandoned.set(true);
+            }
+            f.cancel(true); // a thread still waiting for a pool connection stops waiting
+            return new Decision<>(false, null, null);
+        } catch (InterruptedException e) {
+            if (abandoned != null) {
+                abandoned.set(true);
+            }
+            f.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new BatonException(what + " was interrupted", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof SQLException s && (unreachable(s) || QUERY_CANCELED.equals(s.getSQLState()))) {
+                return new Decision<>(false, null, s);
+            }
+            if (cause instanceof SQLException s) {
+                throw new BatonException(what + " failed: " + s.getMessage(), s);
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new BatonException(what + " failed: " + cause, cause);
+        }
+    }
+
+    /** The database did not answer: a connection failure, or the pool gave up on a connection. */
+    static boolean unreachable(SQLException e) {
+        return e instanceof java.sql.SQLTransientConnectionException || Jdbc.isConnectionFailure(e);
     }
 
     // ---------------------------------------------------------------- single-use tokens
@@ -136,13 +223,16 @@ public final class Coordination {
             byte[] raw = new byte[32];
             random.nextBytes(raw);
             String token = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
-            try (Connection c = dataSource.getConnection();
-                 PreparedStatement ps = c.prepareStatement(sql.get("mint_token"))) {
-                ps.setBytes(1, sha256(token));
-                ps.setString(2, purpose);
-                ps.setString(3, subject);
-                ps.setLong(4, ttl.toMillis());
-                ps.executeUpdate();
+            try {
+                db.call("minting a '" + purpose + "' token", c -> {
+                    try (PreparedStatement ps = c.prepareStatement(sql.get("mint_token"))) {
+                        ps.setBytes(1, sha256(token));
+                        ps.setString(2, purpose);
+                        ps.setString(3, subject);
+                        ps.setLong(4, ttl.toMillis());
+                        return ps.executeUpdate();
+                    }
+                });
                 return token;
             } catch (SQLException e) {
                 throw new BatonException("minting a '" + purpose + "' token failed: " + e.getMessage(), e);
@@ -160,13 +250,16 @@ public final class Coordination {
             if (token == null || token.isEmpty() || token.length() > 200) {
                 return Optional.empty();
             }
-            try (Connection c = dataSource.getConnection();
-                 PreparedStatement ps = c.prepareStatement(sql.get("consume_token"))) {
-                ps.setBytes(1, sha256(token));
-                ps.setString(2, purpose);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
-                }
+            try {
+                return db.call("consuming a '" + purpose + "' token", c -> {
+                    try (PreparedStatement ps = c.prepareStatement(sql.get("consume_token"))) {
+                        ps.setBytes(1, sha256(token));
+                        ps.setString(2, purpose);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            return rs.next() ? Optional.of(rs.getString(1)) : Optional.<String>empty();
+                        }
+                    }
+                });
             } catch (SQLException e) {
                 throw new BatonException("consuming a '" + purpose + "' token failed: " + e.getMessage(), e);
             }
@@ -219,15 +312,14 @@ public final class Coordination {
         Leases.requirePositive("lockTimeout", lockTimeout, false);
         Objects.requireNonNull(work, "work");
         List<Runnable> afterCommit = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean granted = new java.util.concurrent.atomic.AtomicBoolean();
         T result;
-        try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            int isolation = c.getTransactionIsolation();
-            c.setAutoCommit(false);
-            // Read Committed: each statement after the locks sees everything committed before them.
-            c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-            try {
-                try (PreparedStatement ps = c.prepareStatement(sql.get("lock_timeout"))) {
+        try {
+            result = db.transaction("a claim on " + sorted, "; after-commit steps were not run", c -> {
+                // Read Committed for this transaction only (never a session-level SET, which a transaction-
+                // pooling PgBouncer would leak to other clients): each statement after the locks sees
+                // everything committed before them, whatever the pool's default isolation.
+                try (PreparedStatement ps = c.prepareStatement(Db.READ_COMMITTED + ";\n" + sql.get("lock_timeout"))) {
                     ps.setString(1, Math.max(1, lockTimeout.toMillis()) + "ms");
                     ps.execute();
                 }
@@ -237,37 +329,30 @@ public final class Coordination {
                         ps.execute();
                     }
                 }
-            } catch (SQLException e) {
-                Jdbc.rollbackQuietly(c, e);
-                restore(c, autoCommit, isolation);
-                if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                    log.debug("claim lock on {} not granted within {}; backing off", sorted, lockTimeout);
-                    return Optional.empty();
-                }
-                throw e;
-            }
-            try {
-                result = work.apply(new ClaimContext() {
-                    @Override
-                    public Connection connection() {
-                        return c;
-                    }
+                granted.set(true);
+                try {
+                    return work.apply(new ClaimContext() {
+                        @Override
+                        public Connection connection() {
+                            return c;
+                        }
 
-                    @Override
-                    public void afterCommit(Runnable step) {
-                        afterCommit.add(Objects.requireNonNull(step, "step"));
-                    }
-                });
-                Jdbc.commit(c, "a claim on " + sorted, "; after-commit steps were not run");
-            } catch (Throwable t) {
-                Jdbc.rollbackQuietly(c, t);
-                throw t;
-            } finally {
-                restore(c, autoCommit, isolation);
+                        @Override
+                        public void afterCommit(Runnable step) {
+                            afterCommit.add(Objects.requireNonNull(step, "step"));
+                        }
+                    });
+                } catch (RuntimeException | SQLException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new BatonException("claim on " + sorted + " failed: " + e.getMessage(), e);
+                }
+            });
+        } catch (SQLException e) {
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState()) && !granted.get()) {
+                log.debug("claim lock on {} not granted within {}; backing off", sorted, lockTimeout);
+                return Optional.empty();
             }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
             throw new BatonException("claim on " + sorted + " failed: " + e.getMessage(), e);
         }
         for (Runnable step : afterCommit) {
@@ -278,17 +363,6 @@ public final class Coordination {
             }
         }
         return Optional.ofNullable(result);
-    }
-
-    private static void restore(Connection c, boolean autoCommit, int isolation) {
-        try {
-            if (!c.isClosed()) {
-                c.setTransactionIsolation(isolation);
-                c.setAutoCommit(autoCommit);
-            }
-        } catch (SQLException ignored) {
-            // The connection is broken; the pool discards it.
-        }
     }
 
     // ---------------------------------------------------------------- waiting leases
@@ -337,7 +411,17 @@ public final class Coordination {
      * this instance (logged and counted in {@link #fallbacks()}).
      */
     public ConcurrencyCap concurrencyCap(String name, int limit, Duration slotTtl, int localCeiling) {
-        return new ConcurrencyCap(this, name, limit, slotTtl, localCeiling);
+        return concurrencyCap(name, limit, slotTtl, localCeiling, DEFAULT_DECISION_TIMEOUT);
+    }
+
+    /**
+     * A concurrency cap that decides within {@code decisionTimeout}, the wait for a pool connection
+     * included: no answer by then counts as an unreachable database (the local ceiling decides), and a
+     * key whose admission lock is held longer (a holder paused inside its admission) is refused.
+     */
+    public ConcurrencyCap concurrencyCap(String name, int limit, Duration slotTtl, int localCeiling,
+                                         Duration decisionTimeout) {
+        return new ConcurrencyCap(this, name, limit, slotTtl, localCeiling, decisionTimeout);
     }
 
     /**
@@ -346,7 +430,12 @@ public final class Coordination {
      * unreachable, an in-process limiter of {@code localLimit} per window decides (logged and counted).
      */
     public RateLimiter rateLimiter(String name, int limit, Duration window, int localLimit) {
-        return new RateLimiter(this, name, limit, window, localLimit);
+        return rateLimiter(name, limit, window, localLimit, DEFAULT_DECISION_TIMEOUT);
+    }
+
+    /** A rate limiter that decides within {@code decisionTimeout} (pool wait included), else falls back. */
+    public RateLimiter rateLimiter(String name, int limit, Duration window, int localLimit, Duration decisionTimeout) {
+        return new RateLimiter(this, name, limit, window, localLimit, decisionTimeout);
     }
 
     /** How many decisions fell back to local state because the database did not answer. */
@@ -357,14 +446,15 @@ public final class Coordination {
     /** Deletes expired deliveries, tokens, slots and rate state, in bounded batches; returns rows deleted. */
     public int purgeExpired() {
         int total = 0;
-        try (Connection c = dataSource.getConnection()) {
+        try {
             for (String stmt : List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates")) {
                 for (int i = 0; i < 20; i++) {
-                    int n;
-                    try (PreparedStatement ps = c.prepareStatement(sql.get(stmt))) {
-                        ps.setInt(1, PURGE_BATCH);
-                        n = ps.executeUpdate();
-                    }
+                    int n = db.call("purging expired coordination rows", c -> {
+                        try (PreparedStatement ps = c.prepareStatement(sql.get(stmt))) {
+                            ps.setInt(1, PURGE_BATCH);
+                            return ps.executeUpdate();
+                        }
+                    });
                     total += n;
                     if (n < PURGE_BATCH) {
                         break;
@@ -381,6 +471,10 @@ public final class Coordination {
 
     DataSource dataSource() {
         return dataSource;
+    }
+
+    Db db() {
+        return db;
     }
 
     Sql sql() {
@@ -404,6 +498,23 @@ public final class Coordination {
     Coordination metrics(BatonMetrics metrics) {
         this.metrics = metrics;
         return this;
+    }
+
+    /** Pause points for tests. */
+    Coordination hooks(Hooks hooks) {
+        this.hooks = hooks;
+        return this;
+    }
+
+    Hooks hooks() {
+        return hooks;
+    }
+
+    static void requireDecisionTimeout(Duration timeout) {
+        Leases.requirePositive("decisionTimeout", timeout, false);
+        if (timeout.compareTo(Duration.ofMillis(10)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new IllegalArgumentException("decisionTimeout must be between PT0.01S and PT1M, but was " + timeout);
+        }
     }
 
     static void requireTtl(String what, Duration ttl) {

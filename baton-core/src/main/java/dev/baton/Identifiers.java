@@ -6,6 +6,8 @@ import java.util.regex.Pattern;
 final class Identifiers {
     private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
     static final int MAX_NAME_LENGTH = 200;
+    /** PostgreSQL's limit on identifiers, channel names included (NAMEDATALEN - 1). */
+    static final int MAX_IDENTIFIER_BYTES = 63;
 
     private Identifiers() {}
 
@@ -19,6 +21,22 @@ final class Identifiers {
                     + "underscore; at most 63 characters), but was " + (schema == null ? "null" : "'" + schema + "'"));
         }
         return '"' + schema + '"';
+    }
+
+    /**
+     * The NOTIFY channel of {@code kind} for a (validated) schema, within PostgreSQL's identifier limit of
+     * 63 bytes: {@code <schema>.<kind>} when it fits, which every schema of up to 55 characters does;
+     * otherwise a prefix of the schema, a hash of the whole name and the kind, so that two long schemas
+     * never share a channel. Every node derives the same name.
+     */
+    static String channel(String schema, String kind) {
+        String plain = schema + "." + kind;
+        if (plain.length() <= MAX_IDENTIFIER_BYTES) {
+            return plain;
+        }
+        String hash = String.format("%08x", schema.hashCode());
+        int keep = MAX_IDENTIFIER_BYTES - kind.length() - hash.length() - 2;
+        return schema.substring(0, keep) + "~" + hash + "." + kind;
     }
 
     /** Validates a lease name, owner id or node id: 1 to 200 characters, no control characters. */

@@ -31,7 +31,7 @@ final class JobStore {
     }
 
     static String channel(String schema) {
-        return schema + ".job";
+        return Identifiers.channel(schema, "job");
     }
 
     String channel() {
@@ -175,15 +175,20 @@ final class JobStore {
 
     // ---------------------------------------------------------------- claim and attempts
 
-    /** Claims up to {@code limit} jobs; empty when none are ready or a racing claim won a key. */
-    List<Claimed> claim(Connection c, String queue, int limit, long jobLeaseMs, String nodeId) throws SQLException {
+    /**
+     * Claims up to {@code limit} jobs of the given kinds; empty when none are ready or a racing claim won
+     * a key (on a connection in auto-commit mode; see {@link Db#callOn}).
+     */
+    List<Claimed> claim(Connection c, String queue, String[] kinds, int limit, long jobLeaseMs, String nodeId)
+            throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("claim"))) {
             ps.setString(1, queue);
-            ps.setString(2, queue);
-            ps.setInt(3, limit * 2);
-            ps.setInt(4, limit);
-            ps.setLong(5, jobLeaseMs);
-            ps.setString(6, nodeId);
+            ps.setArray(2, c.createArrayOf("text", kinds));
+            ps.setString(3, queue);
+            ps.setInt(4, limit * 2);
+            ps.setInt(5, limit);
+            ps.setLong(6, jobLeaseMs);
+            ps.setString(7, nodeId);
             List<Claimed> out = new ArrayList<>(limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -198,12 +203,16 @@ final class JobStore {
             return out;
         } catch (SQLException e) {
             if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
-                if (!c.getAutoCommit()) {
-                    c.rollback();
-                }
-                return List.of(); // another node started a job with the same concurrency key first
+                throw new KeyRaceLost(e); // another node started a job with the same concurrency key first
             }
             throw e;
+        }
+    }
+
+    /** A racing claim started a job of the same concurrency key first: claim nothing, retry next poll. */
+    static final class KeyRaceLost extends SQLException {
+        KeyRaceLost(SQLException cause) {
+            super(cause.getMessage(), cause.getSQLState(), cause);
         }
     }
 
@@ -349,28 +358,50 @@ final class JobStore {
         }
     }
 
-    /** Counts by queue and state. */
+    /** Depth by queue, on the partial indexes of unfinished jobs. */
     List<QueueStats> stats(Connection c) throws SQLException {
-        Map<String, long[]> counts = new LinkedHashMap<>();
-        Map<String, Instant> oldest = new HashMap<>();
-        Map<String, Boolean> paused = new HashMap<>();
+        List<QueueStats> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(sql.get("queue_stats")); ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                String q = rs.getString("queue");
-                long[] byState = counts.computeIfAbsent(q, k -> new long[JobState.values().length]);
-                byState[JobState.fromDb(rs.getString("state")).ordinal()] = rs.getLong("n");
-                Instant o = Leases.instantOrNull(rs, "oldest_run_at");
-                if (o != null) {
-                    oldest.put(q, o);
-                }
-                paused.merge(q, rs.getBoolean("paused"), Boolean::logicalOr);
+                out.add(new QueueStats(rs.getString("queue"), rs.getLong("available"), rs.getLong("running"),
+                        Optional.ofNullable(Leases.instantOrNull(rs, "oldest_run_at")), rs.getBoolean("paused")));
             }
         }
-        List<QueueStats> out = new ArrayList<>();
-        counts.forEach((q, n) -> out.add(new QueueStats(q, n[JobState.AVAILABLE.ordinal()], n[JobState.RUNNING.ordinal()],
-                n[JobState.SUCCEEDED.ordinal()], n[JobState.FAILED.ordinal()], n[JobState.CANCELLED.ordinal()],
-                Optional.ofNullable(oldest.get(q)), paused.getOrDefault(q, false))));
         return out;
+    }
+
+    /** Finished jobs by queue and state (reads every finished row kept). */
+    List<FinishedStats> finishedStats(Connection c) throws SQLException {
+        Map<String, long[]> counts = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(sql.get("finished_stats")); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                long[] byState = counts.computeIfAbsent(rs.getString("queue"), k -> new long[JobState.values().length]);
+                byState[JobState.fromDb(rs.getString("state")).ordinal()] = rs.getLong("n");
+            }
+        }
+        List<FinishedStats> out = new ArrayList<>();
+        counts.forEach((q, n) -> out.add(new FinishedStats(q, n[JobState.SUCCEEDED.ordinal()],
+                n[JobState.FAILED.ordinal()], n[JobState.CANCELLED.ordinal()])));
+        return out;
+    }
+
+    /**
+     * Fails up to {@code limit} available jobs due for longer than {@code timeoutMs} whose kind no live
+     * node handles; returns how many.
+     */
+    int failUnhandled(Connection c, long timeoutMs, int limit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.get("fail_unhandled"))) {
+            ps.setLong(1, timeoutMs);
+            ps.setInt(2, limit);
+            ps.setLong(3, timeoutMs);
+            int n = 0;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    n++;
+                }
+            }
+            return n;
+        }
     }
 
     private List<Long> idList(Connection c, String statement, long[] ids, long[] tokens) throws SQLException {

@@ -22,28 +22,29 @@ public final class Jobs {
     public static final int MAX_BATCH = 10_000;
     private static final ObjectMapper ERRORS = new ObjectMapper();
 
-    private final DataSource dataSource;
+    private final Db db;
     private final JobStore store;
     private final PayloadCodec codec;
     private final int maxPayloadBytes;
 
     Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes) {
-        this.dataSource = dataSource;
+        this.db = Db.of(dataSource);
         this.store = store;
         this.codec = codec;
         this.maxPayloadBytes = maxPayloadBytes;
     }
 
     /**
-     * Enqueues one job in its own transaction. With an idempotency key that is already taken, nothing
-     * is inserted and the existing job's id is returned ({@code created == false}).
+     * Enqueues one job in its own transaction, committed before this returns (whatever the pool's
+     * auto-commit setting). With an idempotency key that is already taken, nothing is inserted and the
+     * existing job's id is returned ({@code created == false}).
      *
      * @throws IllegalArgumentException if the payload cannot be encoded or is too large
      */
     public EnqueueResult enqueue(JobRequest request) {
         JobStore.Encoded e = encode(request);
-        try (Connection c = dataSource.getConnection()) {
-            return store.enqueueOne(c, e);
+        try {
+            return db.call("an enqueue of a '" + request.kind + "' job", c -> store.enqueueOne(c, e));
         } catch (SQLException ex) {
             throw failure("enqueue of a '" + request.kind + "' job", ex);
         }
@@ -51,7 +52,8 @@ public final class Jobs {
 
     /**
      * Enqueues one job on the caller's connection, inside its transaction if one is open: the job
-     * exists only if that transaction commits, and workers are notified only then.
+     * exists only if that transaction commits, and workers are notified only then. Baton neither
+     * commits nor rolls back here: the caller's transaction decides.
      */
     public EnqueueResult enqueue(Connection transaction, JobRequest request) throws SQLException {
         return store.enqueueOne(transaction, encode(request));
@@ -60,8 +62,9 @@ public final class Jobs {
     /** Enqueues many jobs in one statement (one transaction); results in input order. */
     public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
         List<JobStore.Encoded> encoded = encodeAll(requests);
-        try (Connection c = dataSource.getConnection()) {
-            return store.enqueueBatch(c, encoded);
+        try {
+            // One statement inserts the whole batch (atomic by itself); a lookup of existing keys may follow.
+            return db.call("a batch enqueue of " + requests.size() + " jobs", c -> store.enqueueBatch(c, encoded));
         } catch (SQLException ex) {
             throw failure("batch enqueue of " + requests.size() + " jobs", ex);
         }
@@ -74,8 +77,8 @@ public final class Jobs {
 
     /** The job, with every error of every attempt. */
     public Optional<JobInfo> get(long id) {
-        try (Connection c = dataSource.getConnection()) {
-            return store.get(c, id, Jobs::errors);
+        try {
+            return db.call("reading job " + id, c -> store.get(c, id, Jobs::errors));
         } catch (SQLException ex) {
             throw failure("reading job " + id, ex);
         }
@@ -87,17 +90,20 @@ public final class Jobs {
      * the state after the call, or empty if the job is unknown or already finished.
      */
     public Optional<JobState> cancel(long id) {
-        try (Connection c = dataSource.getConnection()) {
-            return store.cancel(c, id);
+        try {
+            return db.call("cancelling job " + id, c -> store.cancel(c, id));
         } catch (SQLException ex) {
             throw failure("cancelling job " + id, ex);
         }
     }
 
-    /** Runs a failed or cancelled job again now (allowing at least one more attempt). */
+    /**
+     * Runs a failed or cancelled job again now, allowing at least one more attempt (at the ceiling of
+     * {@link JobRequest#MAX_ATTEMPTS_LIMIT} attempts, one more beyond it).
+     */
     public boolean retry(long id) {
-        try (Connection c = dataSource.getConnection()) {
-            return store.retry(c, id);
+        try {
+            return db.call("retrying job " + id, c -> store.retry(c, id));
         } catch (SQLException ex) {
             throw failure("retrying job " + id, ex);
         }
@@ -112,19 +118,38 @@ public final class Jobs {
         setPaused(queue, false);
     }
 
-    /** Jobs by queue and state. */
+    /**
+     * The depth of every queue with unfinished jobs (or paused): available and running jobs and the due
+     * time of the oldest available one. Cheap enough to poll: it reads only the small partial indexes of
+     * unfinished jobs, however many finished jobs are kept.
+     */
     public List<QueueStats> stats() {
-        try (Connection c = dataSource.getConnection()) {
-            return store.stats(c);
+        try {
+            return db.call("reading queue statistics", store::stats);
         } catch (SQLException ex) {
             throw failure("reading queue statistics", ex);
         }
     }
 
+    /**
+     * Finished jobs per queue (succeeded, failed, cancelled) among those kept for the retention period.
+     * Reads every finished job kept: for an operator's occasional look, not for periodic polling.
+     */
+    public List<FinishedStats> finishedStats() {
+        try {
+            return db.call("reading finished-job statistics", store::finishedStats);
+        } catch (SQLException ex) {
+            throw failure("reading finished-job statistics", ex);
+        }
+    }
+
     private void setPaused(String queue, boolean paused) {
         JobRequest.validQueue(queue);
-        try (Connection c = dataSource.getConnection()) {
-            store.setPaused(c, queue, paused);
+        try {
+            db.call((paused ? "pausing" : "resuming") + " queue '" + queue + "'", c -> {
+                store.setPaused(c, queue, paused);
+                return null;
+            });
         } catch (SQLException ex) {
             throw failure((paused ? "pausing" : "resuming") + " queue '" + queue + "'", ex);
         }

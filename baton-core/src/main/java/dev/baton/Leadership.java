@@ -46,6 +46,12 @@ public final class Leadership implements AutoCloseable {
     private final Hooks hooks;
     private final LongSupplier ticker;
     private final BatonMetrics metrics;
+    /**
+     * This runner's acquisition: it retries within it, so a grant whose answer was lost is recovered at
+     * once, while another runner of the same name (in this process or on a node with the same id) is a
+     * different acquisition and is kept out like any other owner.
+     */
+    private final String acquisition = Leases.newAcquisition();
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition events = lock.newCondition();
@@ -163,7 +169,7 @@ public final class Leadership implements AutoCloseable {
                 try {
                     long bound = config.renewInterval().toNanos();
                     Leases.Attempt attempt = calls.call(c -> leases.attemptOn(c, name, owner,
-                            config.leaseTtl(), null, BoundedCalls.serverMillis(bound)), bound);
+                            config.leaseTtl(), null, acquisition, BoundedCalls.serverMillis(bound)), bound);
                     if (attempt.grant().isPresent()) {
                         RevocationReason ended = lead(attempt.grant().get());
                         if (ended == RevocationReason.TASK_COMPLETED || ended == RevocationReason.TASK_FAILED) {
@@ -172,6 +178,7 @@ public final class Leadership implements AutoCloseable {
                         }
                         continue;
                     }
+                    hooks.reach(Hooks.Points.CAMPAIGN_LOST);
                     // Retry when the holder's lease is due to expire, on a release notification, or
                     // at the next (jittered) poll, whichever comes first. While notifications are
                     // known to arrive, a release wakes us, so only the expiry matters: an idle
@@ -310,7 +317,8 @@ public final class Leadership implements AutoCloseable {
         }
     }
 
-    private void signal() {
+    /** Wakes the control loop (a term ended; tests that advance a manual ticker). */
+    void signal() {
         lock.lock();
         try {
             events.signalAll();

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
@@ -36,7 +37,11 @@ public final class Leases {
     /** SQLSTATE of idle_in_transaction_session_timeout ending a session. */
     private static final String IDLE_IN_TRANSACTION_TIMEOUT = "25P03";
 
+    /** The most entries one page of {@link #list(String, int)} returns. */
+    public static final int MAX_PAGE = 1000;
+
     private final DataSource dataSource;
+    private final Db db;
     private final Sql sql;
     private final String channel;
     private final Hooks hooks;
@@ -45,6 +50,7 @@ public final class Leases {
 
     Leases(DataSource dataSource, String schema, Hooks hooks, LongSupplier ticker, Notifier notifier) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.db = Db.of(dataSource);
         this.sql = Sql.load("lease.sql", Identifiers.schema(schema));
         this.channel = channel(schema);
         this.hooks = hooks;
@@ -53,7 +59,7 @@ public final class Leases {
     }
 
     static String channel(String schema) {
-        return schema + ".lease";
+        return Identifiers.channel(schema, "lease");
     }
 
     String notifyChannel() {
@@ -63,14 +69,39 @@ public final class Leases {
     // ---------------------------------------------------------------- acquire
 
     /**
-     * Takes the lease if it is free, released or expired on the database clock, or already held by
-     * {@code owner}; otherwise returns empty. Every success starts a new generation, also when
-     * {@code owner} held it before, so any earlier grant of this owner is void (its fenced writes are
-     * rejected). This lets an owner recover a grant whose acquisition committed although the answer
-     * never reached it. Owner ids must therefore be unique per process (Baton uses the node id).
+     * Takes the lease if it is free, released or expired on the database clock; otherwise returns empty.
+     * Every success starts a new, strictly higher generation, so any earlier grant is void (its fenced
+     * writes are rejected).
+     *
+     * <p><b>What one owner id means.</b> {@code owner} says who holds the lease (operators see it; Baton
+     * uses the node id). It does not make callers the same holder: each call is an acquisition of its own,
+     * so a second call while the grant lives gets nothing, from another thread of this process just as
+     * from another node, even with the same owner id. If the answer to a call is lost (the connection
+     * failed after the statement committed), the lease stays held by that lost acquisition until it
+     * expires, as with a crashed holder. {@link #acquire} and leadership runners retry within one
+     * acquisition and so recover such a grant at once.
      */
     public Optional<LeaseGrant> tryAcquire(String name, String owner, Duration ttl) {
-        return attempt(name, owner, ttl, null).grant();
+        return attempt(name, owner, ttl, null, newAcquisition()).grant();
+    }
+
+    /**
+     * Like {@link #tryAcquire(String, String, Duration)}, as the given acquisition: a call with the
+     * acquisition that holds the lease takes it again at once, under a new generation (the earlier grant is
+     * void). This lets one holder keep its turn across calls (a single-runner method whose lease outlives
+     * its run), or recover a grant whose answer was lost. Use one acquisition id per holder, made by
+     * {@link #newAcquisition()}; never let two threads that may hold at the same time share one: they
+     * would not exclude each other.
+     *
+     * @param acquisition 1 to 64 characters, no control characters
+     */
+    public Optional<LeaseGrant> tryAcquire(String name, String owner, Duration ttl, String acquisition) {
+        Identifiers.name("acquisition", acquisition);
+        if (acquisition.length() > 64) {
+            throw new IllegalArgumentException("acquisition must be 1 to 64 characters, but was "
+                    + acquisition.length() + " characters");
+        }
+        return attempt(name, owner, ttl, null, acquisition).grant();
     }
 
     /**
@@ -81,7 +112,7 @@ public final class Leases {
     public Optional<LeaseGrant> tryAcquire(Connection connection, String name, String owner, Duration ttl) {
         validate(name, owner, ttl);
         try {
-            return attemptOn(connection, name, owner, ttl, null, 0).grant();
+            return attemptOn(connection, name, owner, ttl, null, newAcquisition(), 0).grant();
         } catch (SQLException e) {
             throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
         }
@@ -96,9 +127,10 @@ public final class Leases {
         requirePositive("maxWait", maxWait, true);
         requirePositive("poll", poll, false);
         long deadline = ticker.getAsLong() + maxWait.toNanos();
+        String acquisition = newAcquisition(); // one acquisition: a retry after a lost answer recovers the grant
         try (Notifier.Subscription wake = notifier.subscribe(channel, name)) {
             while (true) {
-                Attempt attempt = attempt(name, owner, ttl, null);
+                Attempt attempt = attempt(name, owner, ttl, null, acquisition);
                 if (attempt.grant().isPresent()) {
                     return attempt.grant();
                 }
@@ -118,17 +150,23 @@ public final class Leases {
     /** The result of one acquisition attempt; package-private for the leadership runner. */
     record Attempt(Optional<LeaseGrant> grant, Optional<String> holder, long expiresInNanos) {}
 
-    Attempt attempt(String name, String owner, Duration ttl, String ownerMeta) {
+    /** A new acquisition id: random (122 bits), so that no other caller, here or elsewhere, shares it. */
+    public static String newAcquisition() {
+        return UUID.randomUUID().toString();
+    }
+
+    Attempt attempt(String name, String owner, Duration ttl, String ownerMeta, String acquisition) {
         validate(name, owner, ttl);
-        try (Connection c = dataSource.getConnection()) {
-            return attemptOn(c, name, owner, ttl, ownerMeta, 0);
+        try {
+            return db.call("an acquisition of lease '" + name + "'",
+                    c -> attemptOn(c, name, owner, ttl, ownerMeta, acquisition, 0));
         } catch (SQLException e) {
             throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
         }
     }
 
-    Attempt attemptOn(Connection c, String name, String owner, Duration ttl, String ownerMeta, long timeoutMs)
-            throws SQLException {
+    Attempt attemptOn(Connection c, String name, String owner, Duration ttl, String ownerMeta, String acquisition,
+                      long timeoutMs) throws SQLException {
         long ttlMs = ttl.toMillis();
         long sent = ticker.getAsLong();
         try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("acquire"), timeoutMs)) {
@@ -137,8 +175,7 @@ public final class Leases {
             ps.setString(2 + o, owner);
             ps.setLong(3 + o, ttlMs);
             ps.setString(4 + o, ownerMeta);
-            ps.setLong(5 + o, ttlMs);
-            ps.setString(6 + o, name);
+            ps.setString(5 + o, acquisition);
             try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
                 if (!rs.next()) {
                     // Someone else inserted the row after our snapshot; try again soon.
@@ -173,8 +210,8 @@ public final class Leases {
 
     /** Renews with a new TTL. */
     public LeaseGrant renew(LeaseGrant grant, Duration ttl) {
-        try (Connection c = dataSource.getConnection()) {
-            return renew(c, grant, ttl, 0);
+        try {
+            return db.call("the renewal of " + grant, c -> renew(c, grant, ttl, 0));
         } catch (SQLException e) {
             throw new BatonException("renewal of " + grant + " failed: " + e.getMessage(), e);
         }
@@ -200,10 +237,13 @@ public final class Leases {
             ps.setString(3 + o, grant.owner());
             ps.setLong(4 + o, grant.generation());
             try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
+                hooks.reach(Hooks.Points.RENEW_ANSWERED);
                 if (!rs.next()) {
                     throw new LeaseLostException(grant, "cannot renew " + grant
                             + ": the lease expired, was released or was taken over");
                 }
+                // The database extended the lease no earlier than the send time: the holder's local
+                // deadline counts from there, never from when the answer arrived.
                 return grant.renewed(instant(rs, "expires_at"), ttl, sent);
             }
         }
@@ -215,8 +255,8 @@ public final class Leases {
      * the grant was no longer the latest (someone took over; nothing was changed).
      */
     public boolean release(LeaseGrant grant) {
-        try (Connection c = dataSource.getConnection()) {
-            return release(c, grant);
+        try {
+            return db.call("the release of " + grant, c -> release(c, grant));
         } catch (SQLException e) {
             throw new BatonException("release of " + grant + " failed: " + e.getMessage(), e);
         }
@@ -274,10 +314,9 @@ public final class Leases {
                     + "or use fenced(...)");
         }
         try (PreparedStatement ps = transaction.prepareStatement(sql.get("fence"))) {
-            ps.setString(1, Math.max(1, grant.ttl().toMillis()) + "ms");
-            ps.setString(2, grant.name());
-            ps.setString(3, grant.owner());
-            ps.setLong(4, grant.generation());
+            ps.setString(1, grant.name());
+            ps.setString(2, grant.owner());
+            ps.setLong(3, grant.generation());
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw new LeaseLostException(grant, "fenced write rejected: " + grant
@@ -298,27 +337,27 @@ public final class Leases {
         return fenced(dataSource, grant, work);
     }
 
-    /** Like {@link #fenced(LeaseGrant, FencedWork)} on a connection from the given data source. */
+    /**
+     * Like {@link #fenced(LeaseGrant, FencedWork)} on a connection from the given data source. The
+     * transaction runs in READ COMMITTED and is committed here, whatever that pool's auto-commit and
+     * default isolation.
+     */
     public <T> T fenced(DataSource dataSource, LeaseGrant grant, FencedWork<T> work) {
         Objects.requireNonNull(grant, "grant");
         Objects.requireNonNull(work, "work");
-        try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
-                T result = runFenced(c, grant, work);
-                hooks.reach(Hooks.Points.FENCE_BEFORE_COMMIT);
-                commit(c, grant);
-                return result;
-            } catch (Throwable t) {
-                Jdbc.rollbackQuietly(c, t);
-                throw t;
-            } finally {
-                if (autoCommit && !c.isClosed()) {
-                    c.setAutoCommit(true);
-                }
-            }
+        try {
+            return Db.of(dataSource).transaction("a fenced write for " + grant,
+                    ". Retry with the same idempotency key or read back to find out", c -> {
+                        T result = runFenced(c, grant, work);
+                        hooks.reach(Hooks.Points.FENCE_BEFORE_COMMIT);
+                        return result;
+                    });
+        } catch (UnknownOutcomeException e) {
+            throw endedByIdleTimeout(grant, e.getCause()) ? lostToIdleTimeout(grant) : e;
         } catch (SQLException e) {
+            if (endedByIdleTimeout(grant, e)) {
+                throw lostToIdleTimeout(grant);
+            }
             throw new BatonException("fenced transaction for " + grant + " failed: " + e.getMessage(), e);
         }
     }
@@ -336,20 +375,20 @@ public final class Leases {
         }
     }
 
-    private static void commit(Connection c, LeaseGrant grant) throws SQLException {
-        try {
-            Jdbc.commit(c, "a fenced write for " + grant,
-                    ". Retry with the same idempotency key or read back to find out");
-        } catch (UnknownOutcomeException | SQLException e) {
-            Throwable cause = e instanceof UnknownOutcomeException ? e.getCause() : e;
-            if (cause instanceof SQLException s && IDLE_IN_TRANSACTION_TIMEOUT.equals(s.getSQLState())) {
-                // The server ended the session before COMMIT arrived: definitely rolled back.
-                throw new LeaseLostException(grant, "fenced write for " + grant + " rolled back: the transaction sat "
-                        + "idle longer than the grant's TTL (" + grant.ttl() + ") holding the fence, and the server "
-                        + "ended it so that a takeover is not blocked; nothing was written");
+    /** The server ended the session before COMMIT arrived: the transaction definitely rolled back. */
+    private static boolean endedByIdleTimeout(LeaseGrant grant, Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof SQLException s && IDLE_IN_TRANSACTION_TIMEOUT.equals(s.getSQLState())) {
+                return true;
             }
-            throw e;
         }
+        return false;
+    }
+
+    private static LeaseLostException lostToIdleTimeout(LeaseGrant grant) {
+        return new LeaseLostException(grant, "fenced write for " + grant + " rolled back: the transaction sat idle "
+                + "holding the fence until its lease ran out, and the server ended it so that a takeover is not "
+                + "blocked; nothing was written");
     }
 
     // ---------------------------------------------------------------- inspection
@@ -357,29 +396,85 @@ public final class Leases {
     /** The lease as the database sees it now, or empty if it was never acquired. */
     public Optional<LeaseInfo> inspect(String name) {
         Identifiers.name("lease name", name);
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("inspect"))) {
-            ps.setString(1, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(info(rs)) : Optional.empty();
-            }
+        try {
+            return db.call("inspecting lease '" + name + "'", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.get("inspect"))) {
+                    ps.setString(1, name);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        return rs.next() ? Optional.of(info(rs)) : Optional.<LeaseInfo>empty();
+                    }
+                }
+            });
         } catch (SQLException e) {
             throw new BatonException("inspect of lease '" + name + "' failed: " + e.getMessage(), e);
         }
     }
 
-    /** Every lease, by name. */
-    public List<LeaseInfo> list() {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("list"));
-             ResultSet rs = ps.executeQuery()) {
-            List<LeaseInfo> out = new ArrayList<>();
+    /**
+     * One page of leases in name order, starting after {@code after} ({@code null} or empty for the first
+     * page). The page's {@link Page#next()} is the cursor for the following one.
+     *
+     * @param limit 1 to {@link #MAX_PAGE}
+     */
+    public Page<LeaseInfo> list(String after, int limit) {
+        Page.requireLimit(limit, MAX_PAGE);
+        try {
+            List<LeaseInfo> out = db.call("listing leases", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.get("list"))) {
+                    ps.setString(1, after == null ? "" : after);
+                    ps.setInt(2, limit + 1);
+                    return infos(ps);
+                }
+            });
+            return Page.of(out, limit, LeaseInfo::name);
+        } catch (SQLException e) {
+            throw new BatonException("listing leases failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** The leases held right now (unexpired, with an owner), by name; at most {@code limit}. */
+    List<LeaseInfo> held(int limit) {
+        try {
+            return db.call("listing held leases", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.get("held"))) {
+                    ps.setInt(1, limit);
+                    return infos(ps);
+                }
+            });
+        } catch (SQLException e) {
+            throw new BatonException("listing held leases failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<LeaseInfo> infos(PreparedStatement ps) throws SQLException {
+        List<LeaseInfo> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 out.add(info(rs));
             }
-            return out;
-        } catch (SQLException e) {
-            throw new BatonException("listing leases failed: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    /** Deletes up to {@code limit} lease rows idle longer than {@code retention} (see lease.sql); returns how many. */
+    int pruneIdle(Connection c, Duration retention, int limit) throws SQLException {
+        return delete(c, "prune", retention, limit);
+    }
+
+    /**
+     * Deletes up to {@code limit} history rows of terms that ended longer than {@code retention} ago, or
+     * that were never closed and whose lease row is gone.
+     */
+    int pruneHistory(Connection c, Duration retention, int limit) throws SQLException {
+        int ended = delete(c, "prune_history", retention, limit);
+        return ended + delete(c, "prune_open_history", retention, limit);
+    }
+
+    private int delete(Connection c, String statement, Duration retention, int limit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.get(statement))) {
+            ps.setLong(1, retention.toMillis());
+            ps.setInt(2, limit);
+            return ps.executeUpdate();
         }
     }
 
@@ -389,20 +484,23 @@ public final class Leases {
         if (limit < 1 || limit > 10_000) {
             throw new IllegalArgumentException("limit must be 1 to 10000, but was " + limit);
         }
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("history"))) {
-            ps.setString(1, name);
-            ps.setInt(2, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                List<LeaseHistoryEntry> out = new ArrayList<>();
-                while (rs.next()) {
-                    out.add(new LeaseHistoryEntry(rs.getString("name"), rs.getLong("generation"),
-                            rs.getString("owner_id"), instant(rs, "acquired_at"),
-                            Optional.ofNullable(instantOrNull(rs, "ended_at")),
-                            Optional.ofNullable(rs.getString("end_reason"))));
+        try {
+            return db.call("reading the history of lease '" + name + "'", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.get("history"))) {
+                    ps.setString(1, name);
+                    ps.setInt(2, limit);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        List<LeaseHistoryEntry> out = new ArrayList<>();
+                        while (rs.next()) {
+                            out.add(new LeaseHistoryEntry(rs.getString("name"), rs.getLong("generation"),
+                                    rs.getString("owner_id"), instant(rs, "acquired_at"),
+                                    Optional.ofNullable(instantOrNull(rs, "ended_at")),
+                                    Optional.ofNullable(rs.getString("end_reason"))));
+                        }
+                        return out;
+                    }
                 }
-                return out;
-            }
+            });
         } catch (SQLException e) {
             throw new BatonException("history of lease '" + name + "' failed: " + e.getMessage(), e);
         }

@@ -1,12 +1,18 @@
 package dev.baton;
 
-import java.lang.management.ManagementFactory;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.InetAddress;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -15,27 +21,48 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Registers this node and keeps its heartbeat; records draining and stopped. */
+/**
+ * Registers this node and keeps its heartbeat; records draining and stopped. The node's row says which
+ * application and version it runs and which job kinds it handles, so the maintenance leader can tell
+ * kinds that no live node handles.
+ */
 final class NodeRegistrar {
     private static final Logger log = LoggerFactory.getLogger(NodeRegistrar.class);
     static final int PROTOCOL_VERSION = 1;
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final DataSource dataSource;
+    private final Db db;
     private final Sql sql;
     private final String nodeId;
     private final Duration interval;
+    /** This process's registration: tells a restart of this id apart from another live process using it. */
+    private final String instance = UUID.randomUUID().toString();
     private final String metaJson;
     private ScheduledExecutorService scheduler;
-    /** Heartbeats run bounded on a connection of their own (a black-holed socket must not hang them). */
+    /** Heartbeats run bounded (a black-holed socket must not hang them), each on a borrowed connection. */
     private final BoundedCalls calls;
 
-    NodeRegistrar(DataSource dataSource, String schema, String nodeId, Duration interval, String app, String appVersion) {
-        this.dataSource = dataSource;
+    /**
+     * @param kinds the job kinds this node handles, or null when it runs no worker (it handles none)
+     */
+    NodeRegistrar(DataSource dataSource, String schema, String nodeId, Duration interval, String app, String appVersion,
+                  List<String> kinds) {
+        this.db = Db.of(dataSource);
         this.sql = Sql.load("node.sql", Identifiers.schema(schema));
         this.nodeId = nodeId;
         this.interval = interval;
         this.calls = new BoundedCalls(dataSource, "baton-node-heartbeat-calls");
-        this.metaJson = "{\"app\":" + JacksonCodec.quote(app) + ",\"appVersion\":" + JacksonCodec.quote(appVersion) + "}";
+        Map<String, Object> meta = new LinkedHashMap<>();
+        meta.put("app", app);
+        meta.put("appVersion", appVersion);
+        meta.put("instance", instance);
+        meta.put("kinds", kinds == null ? List.of() : List.copyOf(new TreeSet<>(kinds)));
+        try {
+            this.metaJson = JSON.writeValueAsString(meta);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot encode node metadata", e);
+        }
     }
 
     synchronized void start() {
@@ -79,24 +106,47 @@ final class NodeRegistrar {
     }
 
     private void register() {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("register"))) {
-            ps.setString(1, nodeId);
-            ps.setLong(2, interval.toMillis());
-            ps.setInt(3, PROTOCOL_VERSION);
-            ps.setString(4, hostName());
-            ps.setLong(5, ProcessHandle.current().pid());
-            ps.setString(6, metaJson);
-            ps.executeUpdate();
+        try {
+            db.call("registering node '" + nodeId + "'", c -> {
+                warnIfTaken(c);
+                try (PreparedStatement ps = c.prepareStatement(sql.get("register"))) {
+                    ps.setString(1, nodeId);
+                    ps.setLong(2, interval.toMillis());
+                    ps.setInt(3, PROTOCOL_VERSION);
+                    ps.setString(4, hostName());
+                    ps.setLong(5, ProcessHandle.current().pid());
+                    ps.setString(6, metaJson);
+                    return ps.executeUpdate();
+                }
+            });
         } catch (SQLException e) {
             throw new BatonException("registering node '" + nodeId + "' failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Node ids must be unique per running process. Leases stay safe when two processes share one (each
+     * acquisition is its own holder), but the registry and the ownership view would mix the two up.
+     */
+    private void warnIfTaken(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.get("live_twin"))) {
+            ps.setString(1, nodeId);
+            ps.setString(2, instance);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    log.warn("node id '{}' is also registered by a process that looks alive (host {}, pid {}, last "
+                            + "heartbeat {} ms ago): node ids must be unique per running process. Leases still "
+                            + "exclude the two, but status views will mix them up; if that process has just died, "
+                            + "ignore this", nodeId, rs.getString(1), rs.getLong(2), rs.getLong(3));
+                }
+            }
         }
     }
 
     /** Records the node's state; bounded to a few heartbeat intervals, so shutdown never hangs on it. */
     void setState(NodeState state) {
         long bound = Math.max(interval.toNanos() * 2, 1_000_000_000L);
-        try (BoundedCalls once = new BoundedCalls(dataSource, "baton-node-state")) {
+        try (BoundedCalls once = new BoundedCalls(db.dataSource(), "baton-node-state")) {
             once.call(c -> {
                 try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("set_state"), BoundedCalls.serverMillis(bound))) {
                     int o = Jdbc.boundOffset(BoundedCalls.serverMillis(bound));
@@ -129,9 +179,15 @@ final class NodeRegistrar {
         }
     }
 
+    /**
+     * host-pid-random: the host and pid for people, 64 random bits so that two processes never share an
+     * id, also in containers where every process is pid 1 and host names repeat.
+     */
     static String defaultNodeId() {
-        String runtime = ManagementFactory.getRuntimeMXBean().getName(); // pid@host
-        return hostName() + "-" + ProcessHandle.current().pid() + "-"
-                + String.format("%04x", (runtime.hashCode() ^ (int) System.nanoTime()) & 0xffff);
+        String host = hostName();
+        if (host.length() > 150) {
+            host = host.substring(0, 150);
+        }
+        return host + "-" + ProcessHandle.current().pid() + "-" + String.format("%016x", RANDOM.nextLong());
     }
 }

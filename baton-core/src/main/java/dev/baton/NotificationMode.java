@@ -5,7 +5,9 @@ public enum NotificationMode {
     /**
      * LISTEN on a dedicated connection, after a start-up probe proves that notifications arrive.
      * If they do not (a transaction-pooling PgBouncer accepts LISTEN and silently loses what it
-     * would receive), fall back to polling and say so in the log.
+     * would receive), fall back to polling and say so in the log. Also polls, and says so, when the
+     * connection would come from a pool too small to give one up for good (fewer than
+     * {@value Notifier#MIN_POOL_FOR_LISTEN} connections, for pools whose size Baton can read).
      */
     AUTO,
     /** LISTEN without the probe. */

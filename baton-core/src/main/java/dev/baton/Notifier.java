@@ -31,9 +31,16 @@ final class Notifier implements AutoCloseable {
     /** Lease names cannot hold control characters, so this payload never collides with one. */
     private static final String PROBE_PREFIX = "\u0001probe:";
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+    /**
+     * LISTEN holds a connection for as long as the node runs. From a shared pool smaller than this, that
+     * is too large a share (with 2 connections, half the pool): AUTO then polls instead.
+     */
+    static final int MIN_POOL_FOR_LISTEN = 4;
     private static final Duration RECONNECT_BACKOFF = Duration.ofSeconds(2);
 
     private final DataSource dataSource;
+    /** True when the data source is for LISTEN alone (a listenDataSource), so its size does not matter. */
+    private final boolean dedicated;
     private final String probeChannel;
     private final List<String> channels;
     private final NotificationMode mode;
@@ -44,8 +51,9 @@ final class Notifier implements AutoCloseable {
     private volatile String pendingProbe;
     private volatile CountDownLatch probeLatch;
 
-    Notifier(DataSource dataSource, String schema, NotificationMode mode) {
+    Notifier(DataSource dataSource, String schema, NotificationMode mode, boolean dedicated) {
         this.dataSource = dataSource;
+        this.dedicated = dedicated;
         this.probeChannel = Leases.channel(schema);
         this.channels = List.of(Leases.channel(schema), JobStore.channel(schema), Schedules.channel(schema));
         this.mode = mode;
@@ -53,13 +61,23 @@ final class Notifier implements AutoCloseable {
 
     /** A notifier that never listens (for {@link Leases} used without a started Baton). */
     static Notifier polling() {
-        return new Notifier(null, "none", NotificationMode.POLL);
+        return new Notifier(null, "none", NotificationMode.POLL, false);
     }
 
     /** Starts listening (unless mode is POLL). Returns once LISTEN is active and probed, or fell back. */
     void start() {
         if (mode == NotificationMode.POLL || thread != null) {
             return;
+        }
+        if (mode == NotificationMode.AUTO && !dedicated) {
+            java.util.OptionalInt size = PoolSize.of(dataSource);
+            if (size.isPresent() && size.getAsInt() < MIN_POOL_FOR_LISTEN) {
+                log.info("not holding a connection for LISTEN: the pool has only {} connections (LISTEN keeps one for "
+                        + "as long as the node runs; from {} on it does). Polling instead: hand-off after a release and "
+                        + "pick-up of new jobs wait for the next poll. Give Baton a listenDataSource to get "
+                        + "notifications anyway", size.getAsInt(), MIN_POOL_FOR_LISTEN);
+                return;
+            }
         }
         CountDownLatch ready = new CountDownLatch(1);
         Thread t = new Thread(() -> loop(ready), "baton-lease-listener");
@@ -89,32 +107,40 @@ final class Notifier implements AutoCloseable {
         boolean first = true;
         while (!closed) {
             try (Connection c = dataSource.getConnection()) {
+                // LISTEN takes effect at commit: run it in auto-commit mode. The connection goes back to the
+                // pool as it came and without registrations (a pooler would keep them on a shared session).
+                boolean autoCommit = c.getAutoCommit();
                 c.setAutoCommit(true);
-                for (String channel : channels) {
-                    Jdbc.execute(c, "LISTEN \"" + channel + "\"");
-                }
-                PGConnection pg = c.unwrap(PGConnection.class);
-                if (mode == NotificationMode.AUTO && !probe(pg)) {
-                    log.warn("LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
-                            + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back to "
-                            + "polling; hand-off after a release waits for the next poll. Configure a direct "
-                            + "listenDataSource to get notifications.{}", probeChannel, PROBE_TIMEOUT, prepareHint(pg));
+                try {
+                    for (String channel : channels) {
+                        Jdbc.execute(c, "LISTEN \"" + channel + "\"");
+                    }
+                    PGConnection pg = c.unwrap(PGConnection.class);
+                    if (mode == NotificationMode.AUTO && !probe(pg)) {
+                        log.warn("LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
+                                + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back "
+                                + "to polling; hand-off after a release waits for the next poll. Configure a direct "
+                                + "listenDataSource to get notifications.{}", probeChannel, PROBE_TIMEOUT, prepareHint(pg));
+                        ready.countDown();
+                        return;
+                    }
+                    listening = true;
+                    if (!first) {
+                        wakeAll(); // a release may have been missed while reconnecting
+                    }
+                    first = false;
                     ready.countDown();
-                    return;
-                }
-                listening = true;
-                if (!first) {
-                    wakeAll(); // a release may have been missed while reconnecting
-                }
-                first = false;
-                ready.countDown();
-                while (!closed) {
-                    PGNotification[] batch = pg.getNotifications(500);
-                    if (batch != null) {
-                        for (PGNotification n : batch) {
-                            deliver(n.getName(), n.getParameter());
+                    while (!closed) {
+                        PGNotification[] batch = pg.getNotifications(500);
+                        if (batch != null) {
+                            for (PGNotification n : batch) {
+                                deliver(n.getName(), n.getParameter());
+                            }
                         }
                     }
+                } finally {
+                    listening = false;
+                    unlisten(c, autoCommit);
                 }
             } catch (SQLException e) {
                 listening = false;
@@ -138,18 +164,31 @@ final class Notifier implements AutoCloseable {
         listening = false;
     }
 
+    /** Drops every registration and restores auto-commit before the connection goes back (best effort). */
+    private static void unlisten(Connection c, boolean autoCommit) {
+        try {
+            if (!c.isClosed()) {
+                Jdbc.execute(c, "UNLISTEN *");
+                c.setAutoCommit(autoCommit);
+            }
+        } catch (SQLException ignored) {
+            // A broken connection: the pool discards it, registrations and all.
+        }
+    }
+
     private boolean probe(PGConnection listener) throws SQLException {
         String payload = PROBE_PREFIX + UUID.randomUUID();
         CountDownLatch latch = new CountDownLatch(1);
         pendingProbe = payload;
         probeLatch = latch;
-        try (Connection sender = dataSource.getConnection();
-             var ps = sender.prepareStatement("SELECT pg_notify(?, ?)")) {
-            sender.setAutoCommit(true);
-            ps.setString(1, probeChannel);
-            ps.setString(2, payload);
-            ps.execute();
-        }
+        // Committed whatever the pool's auto-commit (a notification is delivered at commit).
+        Db.of(dataSource).call("a notification probe", sender -> {
+            try (var ps = sender.prepareStatement("SELECT pg_notify(?, ?)")) {
+                ps.setString(1, probeChannel);
+                ps.setString(2, payload);
+                return ps.execute();
+            }
+        });
         long deadline = System.nanoTime() + PROBE_TIMEOUT.toNanos();
         while (latch.getCount() > 0 && System.nanoTime() < deadline) {
             PGNotification[] batch = listener.getNotifications(100);

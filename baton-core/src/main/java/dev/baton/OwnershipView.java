@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Who owns what right now, as one consistent reading of the database clock: every lease with its
- * current authorized owner, and every node classified.
+ * Who owns what right now, as read from the database at {@code dbNow}: every lease held at that moment
+ * with its current authorized owner, and the nodes classified (see {@link Nodes#ownership()}).
  */
 public record OwnershipView(Instant dbNow, List<LeaseOwnership> leases, List<NodeStatus> nodes) {
 

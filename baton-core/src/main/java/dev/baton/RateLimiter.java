@@ -1,9 +1,7 @@
 package dev.baton;
 
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,10 +23,11 @@ public final class RateLimiter {
     private final long emissionUs;
     private final long localWindowNanos;
     private final long localEmissionNanos;
+    private final Duration timeout;
     private final Map<String, AtomicLong> localTat = new ConcurrentHashMap<>();
     private final AtomicLong lastFallbackLog = new AtomicLong();
 
-    RateLimiter(Coordination coord, String name, int limit, Duration window, int localLimit) {
+    RateLimiter(Coordination coord, String name, int limit, Duration window, int localLimit, Duration timeout) {
         this.coord = coord;
         this.name = Identifiers.name("limiter name", name);
         if (limit < 1 || limit > 1_000_000) {
@@ -41,48 +40,58 @@ public final class RateLimiter {
         if (window.compareTo(Duration.ofMillis(1)) < 0 || window.compareTo(Duration.ofDays(1)) > 0) {
             throw new IllegalArgumentException("window must be between PT0.001S and PT24H, but was " + window);
         }
+        Coordination.requireDecisionTimeout(timeout);
+        this.timeout = timeout;
         this.windowUs = window.toNanos() / 1000;
         this.emissionUs = Math.max(1, windowUs / limit);
         this.localWindowNanos = window.toNanos();
         this.localEmissionNanos = localLimit == 0 ? Long.MAX_VALUE : Math.max(1, window.toNanos() / localLimit);
     }
 
-    /** Decides one request for {@code key} (e.g. a client IP), counting it if allowed. */
+    /**
+     * Decides one request for {@code key} (e.g. a client IP), counting it if allowed. Answers within the
+     * decision timeout, the wait for a pool connection included; without the database's answer by then,
+     * the in-process fallback decides ({@link RateDecision#fallback()}).
+     */
     public RateDecision tryAcquire(String key) {
         Identifiers.name("limiter key", key);
-        try (Connection c = coord.dataSource().getConnection();
-             PreparedStatement ps = c.prepareStatement(coord.sql().get("rate_acquire"))) {
-            ps.setString(1, name);
-            ps.setString(2, key);
-            ps.setLong(3, emissionUs);
-            ps.setLong(4, emissionUs);
-            ps.setLong(5, emissionUs);
-            ps.setLong(6, windowUs);
-            ps.setLong(7, emissionUs);
-            ps.setLong(8, windowUs);
-            ps.setString(9, name);
-            ps.setString(10, key);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    // A racing first request inserted the key after our snapshot: deny briefly, retry soon.
-                    return new RateDecision(false, Duration.ofNanos(emissionUs * 1000), false);
-                }
-                boolean allowed = rs.getBoolean(1);
-                return new RateDecision(allowed, allowed ? Duration.ZERO : Duration.ofNanos(rs.getLong(2) * 1000), false);
-            }
-        } catch (SQLException e) {
-            if (!ConcurrencyCap.unreachable(e)) {
-                throw new BatonException("rate limiter '" + name + "' for key '" + key + "' failed: " + e.getMessage(), e);
-            }
-            coord.countFallback("rate_limiter");
-            long now = coord.ticker().getAsLong();
-            long last = lastFallbackLog.get();
-            if (now - last > 10_000_000_000L && lastFallbackLog.compareAndSet(last, now)) {
-                log.warn("rate limiter '{}': database unreachable ({}); deciding with the in-process fallback limit",
-                        name, e.getMessage());
-            }
-            return local(key);
+        long bound = Math.max(1, timeout.toMillis());
+        Coordination.Decision<RateDecision> d = coord.decide(timeout, "rate limiter '" + name + "' for key '" + key + "'",
+                c -> {
+                    try (PreparedStatement ps = Jdbc.prepareBounded(c, coord.sql().get("rate_acquire"), bound)) {
+                        int o = Jdbc.boundOffset(bound);
+                        ps.setString(1 + o, name);
+                        ps.setString(2 + o, key);
+                        ps.setLong(3 + o, emissionUs);
+                        ps.setLong(4 + o, emissionUs);
+                        ps.setLong(5 + o, emissionUs);
+                        ps.setLong(6 + o, windowUs);
+                        ps.setLong(7 + o, emissionUs);
+                        ps.setLong(8 + o, windowUs);
+                        ps.setString(9 + o, name);
+                        ps.setString(10 + o, key);
+                        try (ResultSet rs = Jdbc.executeBounded(ps, bound)) {
+                            if (!rs.next()) {
+                                // A racing first request inserted the key after our snapshot: deny briefly, retry soon.
+                                return new RateDecision(false, Duration.ofNanos(emissionUs * 1000), false);
+                            }
+                            boolean allowed = rs.getBoolean(1);
+                            return new RateDecision(allowed, allowed ? Duration.ZERO
+                                    : Duration.ofNanos(rs.getLong(2) * 1000), false);
+                        }
+                    }
+                }, null);
+        if (d.answered()) {
+            return d.value();
         }
+        coord.countFallback("rate_limiter");
+        long now = coord.ticker().getAsLong();
+        long last = lastFallbackLog.get();
+        if (now - last > 10_000_000_000L && lastFallbackLog.compareAndSet(last, now)) {
+            log.warn("rate limiter '{}': the database did not answer within {} ({}); deciding with the in-process "
+                    + "fallback limit", name, timeout, d.failure() == null ? "timed out" : d.failure().getMessage());
+        }
+        return local(key);
     }
 
     private RateDecision local(String key) {

@@ -94,6 +94,15 @@ final class SafeMetrics implements BatonMetrics {
     }
 
     @Override
+    public void scheduleFailed(String schedule) {
+        try {
+            delegate.scheduleFailed(schedule);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void fallbackUsed(String primitive) {
         try {
             delegate.fallbackUsed(primitive);

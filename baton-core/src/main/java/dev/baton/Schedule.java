@@ -38,6 +38,12 @@ public final class Schedule {
     /** Missed instants older than this are handled by the misfire policy; default 1 minute. */
     public static final Duration DEFAULT_MISFIRE_THRESHOLD = Duration.ofMinutes(1);
     public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
+    /**
+     * Schedule names: 1 to 150 characters. Each job a schedule enqueues carries keys derived from its
+     * name ({@code schedule:<name>:manual:<instant>} at most, within the 200 characters of a job key), so
+     * a longer name is refused here rather than failing later, at every firing.
+     */
+    public static final int MAX_NAME_LENGTH = 150;
     private static final CronParser UNIX = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
     private static final CronParser SECONDS = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.SPRING53));
 
@@ -85,7 +91,7 @@ public final class Schedule {
      * @throws IllegalArgumentException if the expression is not valid cron, with the parser's reason
      */
     public static Schedule cron(String name, String expression) {
-        Identifiers.name("schedule name", name);
+        validName(name);
         return new Schedule(name, Kind.CRON, expression, ZoneId.of("UTC"), null, null, JobRequest.DEFAULT_QUEUE,
                 JobRequest.DEFAULT_PRIORITY, JobRequest.DEFAULT_MAX_ATTEMPTS, MisfirePolicy.RUN_ONCE, 0,
                 DEFAULT_MISFIRE_THRESHOLD, false, parse(name, expression), 0);
@@ -93,7 +99,7 @@ public final class Schedule {
 
     /** A fixed-interval schedule, aligned to the epoch; at least 100 ms. */
     public static Schedule every(String name, Duration interval) {
-        Identifiers.name("schedule name", name);
+        validName(name);
         if (interval == null || interval.compareTo(MIN_INTERVAL) < 0) {
             throw new IllegalArgumentException("interval of schedule '" + name + "' must be at least " + MIN_INTERVAL
                     + ", but was " + interval);
@@ -101,6 +107,15 @@ public final class Schedule {
         return new Schedule(name, Kind.INTERVAL, Long.toString(interval.toMillis()), ZoneId.of("UTC"), null, null,
                 JobRequest.DEFAULT_QUEUE, JobRequest.DEFAULT_PRIORITY, JobRequest.DEFAULT_MAX_ATTEMPTS,
                 MisfirePolicy.RUN_ONCE, 0, DEFAULT_MISFIRE_THRESHOLD, false, null, interval.toMillis());
+    }
+
+    static String validName(String name) {
+        Identifiers.name("schedule name", name);
+        if (name.length() > MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException("schedule name must be 1 to " + MAX_NAME_LENGTH + " characters (the keys "
+                    + "of its jobs are derived from it), but was " + name.length() + " characters");
+        }
+        return name;
     }
 
     private static ExecutionTime parse(String name, String expression) {
@@ -238,10 +253,29 @@ public final class Schedule {
         return "schedule:" + name + ":" + due;
     }
 
-    /** Rebuilds a schedule from its stored definition (validated again). */
+    /**
+     * Rebuilds a schedule from its stored definition (validated again).
+     *
+     * @throws IllegalArgumentException if the stored definition cannot be used here (a corrupt spec, a time
+     *                                  zone this JVM does not know, a name a newer rule refuses)
+     */
     static Schedule stored(String name, String kind, String spec, String zone) {
-        Schedule s = "cron".equals(kind) ? cron(name, spec) : every(name, Duration.ofMillis(Long.parseLong(spec)));
-        return "cron".equals(kind) ? s.zone(zone) : s;
+        Schedule s;
+        if ("cron".equals(kind)) {
+            s = cron(name, spec).zone(zone);
+        } else if ("interval".equals(kind)) {
+            long ms;
+            try {
+                ms = Long.parseLong(spec);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("stored interval '" + spec + "' of schedule '" + name
+                        + "' is not a number of milliseconds", e);
+            }
+            s = every(name, Duration.ofMillis(ms));
+        } else {
+            throw new IllegalArgumentException("stored spec kind '" + kind + "' of schedule '" + name + "' is unknown");
+        }
+        return s;
     }
 
     String specKindDb() {

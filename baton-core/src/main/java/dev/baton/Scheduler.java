@@ -30,7 +30,7 @@ final class Scheduler implements LeaderTask {
     /** Instants far past any real schedule: a cron that never fires again parks here. */
     static final Instant NEVER = Instant.parse("9999-01-01T00:00:00Z");
 
-    private final DataSource dataSource;
+    private final Db db;
     private final Schedules schedules;
     private final JobStore jobStore;
     private final Notifier notifier;
@@ -41,7 +41,7 @@ final class Scheduler implements LeaderTask {
 
     Scheduler(DataSource dataSource, Schedules schedules, JobStore jobStore, Notifier notifier, Duration pollInterval,
               String app, String appVersion, BatonMetrics metrics) {
-        this.dataSource = dataSource;
+        this.db = Db.of(dataSource);
         this.schedules = schedules;
         this.jobStore = jobStore;
         this.notifier = notifier;
@@ -80,17 +80,54 @@ final class Scheduler implements LeaderTask {
         }
     }
 
-    /** Fires every due schedule once (catching up per its misfire policy); returns the jobs enqueued. */
+    /**
+     * Fires every due schedule once (catching up per its misfire policy); returns the jobs enqueued. Each
+     * schedule fires in its own error boundary: one that cannot fire (an unknown zone, a corrupt stored
+     * spec, a job that cannot be built) is recorded as failing, logged, counted and retried after a
+     * backoff, and the others fire on time.
+     */
     int runOnce() throws SQLException {
         int total = 0;
         while (true) {
             List<Due> due = due();
             for (Due d : due) {
-                total += fire(d);
+                try {
+                    total += fire(d);
+                } catch (UnknownOutcomeException e) {
+                    throw e; // the connection failed during COMMIT: a database problem, not this schedule's
+                } catch (SQLException e) {
+                    if (Jdbc.isConnectionFailure(e)) {
+                        throw e;
+                    }
+                    failed(d, e);
+                } catch (RuntimeException e) {
+                    failed(d, e);
+                }
             }
             if (due.size() < BATCH) {
                 return total;
             }
+        }
+    }
+
+    /** Records that {@code d} could not fire; it is retried after a backoff, never in the way of the others. */
+    private void failed(Due d, Exception e) throws SQLException {
+        String error = e.getClass().getSimpleName() + ": " + e.getMessage();
+        Integer count = db.call("recording that schedule '" + d.name() + "' failed", c -> {
+            try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("record_failure"))) {
+                ps.setString(1, JobErrors.clean(error, 2000));
+                ps.setLong(2, pollInterval.toMillis());
+                ps.setString(3, d.name());
+                ps.setTimestamp(4, Timestamp.from(d.nextRunAt()));
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? rs.getInt(1) : null;
+                }
+            }
+        });
+        metrics.scheduleFailed(d.name());
+        if (count != null && (count <= 3 || Integer.bitCount(count) == 1)) { // 1, 2, 3, 4, 8, 16, ...: not every retry
+            log.warn("schedule '{}' cannot fire its instant {} (failure {} in a row); retrying with a backoff, other "
+                    + "schedules are unaffected: {}", d.name(), d.nextRunAt(), count, error);
         }
     }
 
@@ -99,46 +136,64 @@ final class Scheduler implements LeaderTask {
                        long thresholdMs, boolean allowOverlap, Instant nextRunAt, Instant dbNow) {}
 
     private List<Due> due() throws SQLException {
-        List<Due> out = new ArrayList<>();
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(schedules.sql().get("due"))) {
-            ps.setInt(1, BATCH);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(new Due(rs.getString("name"), rs.getString("spec_kind"), rs.getString("spec"),
-                            rs.getString("time_zone"), rs.getString("job_kind"), rs.getString("job_queue"),
-                            rs.getString("job_payload"), rs.getInt("job_priority"), rs.getInt("job_max_attempts"),
-                            rs.getString("misfire_policy"), rs.getInt("catch_up_limit"),
-                            rs.getLong("misfire_threshold_ms"), rs.getBoolean("allow_overlap"),
-                            Leases.instant(rs, "next_run_at"), Leases.instant(rs, "db_now")));
+        return db.call("reading due schedules", c -> {
+            List<Due> out = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("due"))) {
+                ps.setInt(1, BATCH);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        out.add(new Due(rs.getString("name"), rs.getString("spec_kind"), rs.getString("spec"),
+                                rs.getString("time_zone"), rs.getString("job_kind"), rs.getString("job_queue"),
+                                rs.getString("job_payload"), rs.getInt("job_priority"), rs.getInt("job_max_attempts"),
+                                rs.getString("misfire_policy"), rs.getInt("catch_up_limit"),
+                                rs.getLong("misfire_threshold_ms"), rs.getBoolean("allow_overlap"),
+                                Leases.instant(rs, "next_run_at"), Leases.instant(rs, "db_now")));
+                    }
                 }
             }
-        }
-        return out;
+            return out;
+        });
     }
 
     private long untilNextDueNanos() throws SQLException {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(schedules.sql().get("next_due"));
-             ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            Object v = rs.getObject(1);
-            if (v == null) {
-                return Long.MAX_VALUE;
+        return db.call("reading the next due schedule", c -> {
+            try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("next_due"));
+                 ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                Object v = rs.getObject(1);
+                if (v == null) {
+                    return Long.MAX_VALUE;
+                }
+                org.postgresql.util.PGInterval i = (org.postgresql.util.PGInterval) v;
+                double seconds = i.getDays() * 86_400.0 + i.getHours() * 3600.0 + i.getMinutes() * 60.0 + i.getSeconds();
+                return (long) (seconds * 1e9);
             }
-            org.postgresql.util.PGInterval i = (org.postgresql.util.PGInterval) v;
-            double seconds = i.getDays() * 86_400.0 + i.getHours() * 3600.0 + i.getMinutes() * 60.0 + i.getSeconds();
-            return (long) (seconds * 1e9);
-        }
+        });
     }
 
     /** Fires one schedule in one transaction; returns how many jobs it enqueued (0 if another scheduler won). */
     private int fire(Due d) throws SQLException {
         Schedule def = Schedule.stored(d.name(), d.specKind(), d.spec(), d.zone());
-        try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
+        Fired fired;
+        try {
+            fired = fireIn(d, def);
+        } catch (LostRace e) {
+            return 0;
+        }
+        for (Instant due : fired.instants()) {
+            metrics.scheduleFired(d.name(), Duration.between(due, fired.now()));
+        }
+        if (fired.dropped() > 0) {
+            log.warn("schedule '{}': {} due instant(s) missed and dropped by misfire policy {}", d.name(),
+                    fired.dropped(), d.misfire());
+        }
+        return fired.instants().size();
+    }
+
+    /** The firing transaction: the jobs of the due instants, then the compare-and-set of next_run_at. */
+    private Fired fireIn(Due d, Schedule def) throws SQLException {
+        return db.transaction("firing schedule '" + d.name() + "'", c -> {
+            {
                 Instant now = Schedules.dbNow(c);
                 List<Instant> instants = new ArrayList<>();
                 Instant t = d.nextRunAt();
@@ -203,26 +258,21 @@ final class Scheduler implements LeaderTask {
                     advanced = ps.executeUpdate();
                 }
                 if (advanced == 0) {
-                    c.rollback(); // another scheduler fired this instant first
-                    return 0;
+                    // Another scheduler fired this instant first: undo the enqueues (they would be
+                    // duplicates of its, by idempotency key, but there is no reason to keep them).
+                    throw new LostRace();
                 }
-                c.commit();
-                for (Instant due : fire) {
-                    metrics.scheduleFired(d.name(), Duration.between(due, now));
-                }
-                if (dropped > 0) {
-                    log.warn("schedule '{}': {} due instant(s) missed and dropped by misfire policy {}", d.name(),
-                            dropped, d.misfire());
-                }
-                return fire.size();
-            } catch (Throwable e) {
-                Jdbc.rollbackQuietly(c, e);
-                throw e;
-            } finally {
-                if (!c.isClosed()) {
-                    c.setAutoCommit(autoCommit);
-                }
+                return new Fired(fire, now, dropped);
             }
+        });
+    }
+
+    private record Fired(List<Instant> instants, Instant now, long dropped) {}
+
+    /** Another scheduler advanced the schedule first: roll this firing back. */
+    private static final class LostRace extends SQLException {
+        LostRace() {
+            super("another scheduler fired this instant first");
         }
     }
 }

@@ -26,14 +26,17 @@ import org.slf4j.LoggerFactory;
 public final class Schedules {
     private static final Logger log = LoggerFactory.getLogger(Schedules.class);
 
-    private final DataSource dataSource;
+    /** The most entries one page of {@link #list(String, int)} returns. */
+    public static final int MAX_PAGE = 1000;
+
+    private final Db db;
     private final Sql sql;
     private final JobStore jobStore;
     private final Jobs jobs;
     private final String channel;
 
     Schedules(DataSource dataSource, String schema, JobStore jobStore, Jobs jobs) {
-        this.dataSource = dataSource;
+        this.db = Db.of(dataSource);
         this.sql = Sql.load("schedule.sql", Identifiers.schema(schema));
         this.jobStore = jobStore;
         this.jobs = jobs;
@@ -41,7 +44,7 @@ public final class Schedules {
     }
 
     static String channel(String schema) {
-        return schema + ".schedule";
+        return Identifiers.channel(schema, "schedule");
     }
 
     String notifyChannel() {
@@ -54,27 +57,43 @@ public final class Schedules {
 
     // ---------------------------------------------------------------- operations
 
-    /** Every stored schedule, by name, with its next run, last run and the last run's job state. */
-    public List<ScheduleInfo> list() {
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("list"));
-             ResultSet rs = ps.executeQuery()) {
-            List<ScheduleInfo> out = new ArrayList<>();
-            while (rs.next()) {
-                long jobId = rs.getLong("last_job_id");
-                Optional<Long> lastJob = rs.wasNull() ? Optional.empty() : Optional.of(jobId);
-                String state = rs.getString("last_job_state");
-                out.add(new ScheduleInfo(rs.getString("name"), rs.getString("owner_app"), rs.getString("spec_kind"),
-                        rs.getString("spec"), rs.getString("time_zone"), rs.getString("job_kind"),
-                        rs.getString("job_queue"), rs.getString("misfire_policy"), rs.getBoolean("allow_overlap"),
-                        rs.getBoolean("enabled"), rs.getBoolean("paused"),
-                        Arrays.asList((String[]) rs.getArray("declared_by").getArray()),
-                        rs.getString("definition_version"), Leases.instant(rs, "next_run_at"),
-                        Optional.ofNullable(Leases.instantOrNull(rs, "last_due_at")),
-                        Optional.ofNullable(Leases.instantOrNull(rs, "last_fired_at")), lastJob,
-                        Optional.ofNullable(state).map(JobState::fromDb), rs.getLong("misfired_total")));
-            }
-            return out;
+    /**
+     * One page of stored schedules in name order, starting after {@code after} ({@code null} or empty for
+     * the first page), each with its next run, last run, the last run's job state, and whether it is
+     * failing to fire.
+     *
+     * @param limit 1 to {@link #MAX_PAGE}
+     */
+    public Page<ScheduleInfo> list(String after, int limit) {
+        Page.requireLimit(limit, MAX_PAGE);
+        try {
+            List<ScheduleInfo> rows = db.call("listing schedules", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.get("list"))) {
+                    ps.setString(1, after == null ? "" : after);
+                    ps.setInt(2, limit + 1);
+                    List<ScheduleInfo> out = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            long jobId = rs.getLong("last_job_id");
+                            Optional<Long> lastJob = rs.wasNull() ? Optional.empty() : Optional.of(jobId);
+                            String state = rs.getString("last_job_state");
+                            out.add(new ScheduleInfo(rs.getString("name"), rs.getString("owner_app"),
+                                    rs.getString("spec_kind"), rs.getString("spec"), rs.getString("time_zone"),
+                                    rs.getString("job_kind"), rs.getString("job_queue"), rs.getString("misfire_policy"),
+                                    rs.getBoolean("allow_overlap"), rs.getBoolean("enabled"), rs.getBoolean("paused"),
+                                    Arrays.asList((String[]) rs.getArray("declared_by").getArray()),
+                                    rs.getString("definition_version"), Leases.instant(rs, "next_run_at"),
+                                    Optional.ofNullable(Leases.instantOrNull(rs, "last_due_at")),
+                                    Optional.ofNullable(Leases.instantOrNull(rs, "last_fired_at")), lastJob,
+                                    Optional.ofNullable(state).map(JobState::fromDb), rs.getLong("misfired_total"),
+                                    Optional.ofNullable(Leases.instantOrNull(rs, "failing_since")),
+                                    rs.getInt("error_count"), Optional.ofNullable(rs.getString("last_error"))));
+                        }
+                    }
+                    return out;
+                }
+            });
+            return Page.of(rows, limit, ScheduleInfo::name);
         } catch (SQLException e) {
             throw new BatonException("listing schedules failed: " + e.getMessage(), e);
         }
@@ -96,7 +115,15 @@ public final class Schedules {
      */
     public EnqueueResult trigger(String name) {
         Identifiers.name("schedule name", name);
-        try (Connection c = dataSource.getConnection()) {
+        try {
+            return db.call("triggering schedule '" + name + "'", c -> triggerOn(c, name));
+        } catch (SQLException e) {
+            throw new BatonException("triggering schedule '" + name + "' failed: " + e.getMessage(), e);
+        }
+    }
+
+    private EnqueueResult triggerOn(Connection c, String name) throws SQLException {
+        {
             try (PreparedStatement ps = c.prepareStatement(sql.get("job_of"))) {
                 ps.setString(1, name);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -112,20 +139,21 @@ public final class Schedules {
                     return jobStore.enqueueOne(c, new JobStore.Encoded(r, rs.getString(3)));
                 }
             }
-        } catch (SQLException e) {
-            throw new BatonException("triggering schedule '" + name + "' failed: " + e.getMessage(), e);
         }
     }
 
     private boolean setPaused(String name, boolean paused) {
         Identifiers.name("schedule name", name);
-        try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement(sql.get("set_paused"))) {
-            ps.setBoolean(1, paused);
-            ps.setString(2, name);
-            boolean changed = ps.executeUpdate() == 1;
-            notifyChanged(c);
-            return changed;
+        try {
+            return db.transaction((paused ? "pausing" : "resuming") + " schedule '" + name + "'", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.get("set_paused"))) {
+                    ps.setBoolean(1, paused);
+                    ps.setString(2, name);
+                    boolean changed = ps.executeUpdate() == 1;
+                    notifyChanged(c);
+                    return changed;
+                }
+            });
         } catch (SQLException e) {
             throw new BatonException((paused ? "pausing" : "resuming") + " schedule '" + name + "' failed: "
                     + e.getMessage(), e);
@@ -149,10 +177,8 @@ public final class Schedules {
      * @throws IllegalStateException if a schedule of that name belongs to another application
      */
     void declare(String app, String version, List<Schedule> schedules) {
-        try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
+        try {
+            db.transaction("declaring the schedules of '" + app + "' " + version, c -> {
                 try (PreparedStatement ps = c.prepareStatement(sql.get("lock_app"))) {
                     ps.setString(1, "baton.schedules:" + app);
                     ps.execute();
@@ -182,15 +208,8 @@ public final class Schedules {
                     }
                 }
                 notifyChanged(c);
-                c.commit();
-            } catch (Throwable t) {
-                Jdbc.rollbackQuietly(c, t);
-                throw t;
-            } finally {
-                if (!c.isClosed()) {
-                    c.setAutoCommit(autoCommit);
-                }
-            }
+                return null;
+            });
         } catch (SQLException e) {
             throw new BatonException("declaring the schedules of '" + app + "' " + version + " failed: "
                     + e.getMessage(), e);
@@ -322,20 +341,37 @@ public final class Schedules {
     }
 
     private List<String> update(String statement, String... params) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.get(statement))) {
-            for (int i = 0; i < params.length; i++) {
-                ps.setString(i + 1, params[i]);
-            }
-            List<String> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(rs.getString(1));
+        try {
+            return db.call("reconciling schedules", c -> {
+                try (PreparedStatement ps = c.prepareStatement(sql.get(statement))) {
+                    for (int i = 0; i < params.length; i++) {
+                        ps.setString(i + 1, params[i]);
+                    }
+                    List<String> out = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            out.add(rs.getString(1));
+                        }
+                    }
+                    return out;
                 }
-            }
-            return out;
+            });
         } catch (SQLException e) {
             throw new BatonException("reconciling the schedules of '" + params[0] + "' with the live nodes failed ("
                     + statement + "): " + e.getMessage(), e);
+        }
+    }
+
+    Db db() {
+        return db;
+    }
+
+    /** Deletes up to {@code limit} schedules disabled for longer than {@code retention}; returns how many. */
+    int prune(Connection c, java.time.Duration retention, int limit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.get("prune"))) {
+            ps.setLong(1, retention.toMillis());
+            ps.setInt(2, limit);
+            return ps.executeUpdate();
         }
     }
 

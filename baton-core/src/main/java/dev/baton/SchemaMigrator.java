@@ -18,17 +18,23 @@ import javax.sql.DataSource;
 final class SchemaMigrator {
     /** The scripts, in order; the newest version this Baton understands is their count. */
     static final List<String> SCRIPTS = List.of("V1__leases_and_nodes.sql", "V2__jobs.sql", "V3__coordination.sql",
-            "V4__schedules.sql");
+            "V4__schedules.sql", "V5__envelope.sql");
     static final int CURRENT_VERSION = SCRIPTS.size();
+    /**
+     * Per script, the oldest schema version whose code can still run against the schema it leaves (an
+     * additive script keeps the previous version's code working). Recorded from version 5 on, so that a
+     * node of an older version started during a rolling deploy is not refused a schema it can use.
+     */
+    static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 4);
 
     private SchemaMigrator() {}
 
     static MigrationResult migrate(DataSource dataSource, String schema) {
         String quoted = Identifiers.schema(schema);
-        try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try {
+        try {
+            // READ COMMITTED (Db): after the lock is granted, the version read must see the commit of an
+            // instance that migrated while we waited; a REPEATABLE READ snapshot would not.
+            return Db.of(dataSource).transaction("the migration of schema '" + schema + "'", c -> {
                 try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
                     ps.setString(1, "baton.migrate:" + schema);
                     ps.execute();
@@ -41,30 +47,28 @@ final class SchemaMigrator {
                         + "applied_at timestamptz NOT NULL DEFAULT clock_timestamp(), applied_by text)");
                 int found = installedVersion(c, quoted);
                 if (found > CURRENT_VERSION) {
-                    throw tooNew(schema, found);
+                    requireReadable(c, schema, quoted, found);
+                    return new MigrationResult(schema, found, found, List.of());
                 }
                 List<String> applied = new ArrayList<>();
                 for (int v = found + 1; v <= CURRENT_VERSION; v++) {
                     String script = SCRIPTS.get(v - 1);
                     Jdbc.execute(c, Sql.resource("schema/" + script).replace("${schema}", quoted));
+                    boolean readableBy = v >= 5; // the column exists from version 5 on
                     try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + quoted
-                            + ".schema_version (version, script, applied_by) VALUES (?, ?, current_user)")) {
+                            + ".schema_version (version, script, applied_by" + (readableBy ? ", readable_by" : "")
+                            + ") VALUES (?, ?, current_user" + (readableBy ? ", ?" : "") + ")")) {
                         ps.setInt(1, v);
                         ps.setString(2, script);
+                        if (readableBy) {
+                            ps.setInt(3, READABLE_BY.get(v - 1));
+                        }
                         ps.executeUpdate();
                     }
                     applied.add(script);
                 }
-                c.commit();
                 return new MigrationResult(schema, found, CURRENT_VERSION, List.copyOf(applied));
-            } catch (Throwable t) {
-                Jdbc.rollbackQuietly(c, t);
-                throw t;
-            } finally {
-                if (autoCommit && !c.isClosed()) {
-                    c.setAutoCommit(true);
-                }
-            }
+            });
         } catch (SQLException e) {
             throw new BatonException("migrating Baton schema '" + schema + "' failed: " + e.getMessage()
                     + (e.getSQLState() != null && e.getSQLState().equals("42501")
@@ -76,22 +80,62 @@ final class SchemaMigrator {
     /** Checks that the schema is installed at exactly the version this Baton understands. */
     static void verify(DataSource dataSource, String schema) {
         String quoted = Identifiers.schema(schema);
-        try (Connection c = dataSource.getConnection()) {
-            int found = 0;
-            if (tableExists(c, schema, "schema_version")) {
-                found = installedVersion(c, quoted);
-            }
-            if (found > CURRENT_VERSION) {
-                throw tooNew(schema, found);
-            }
-            if (found < CURRENT_VERSION) {
-                throw new SchemaVersionException("Baton schema '" + schema + "' is at version " + found + " but this "
-                        + "Baton needs version " + CURRENT_VERSION + "; run the migration (Baton.migrate, "
-                        + "`baton migrate`, or the shipped SQL files) or enable migrate-on-start",
-                        found, CURRENT_VERSION);
-            }
+        try {
+            Db.of(dataSource).call("checking schema '" + schema + "'", c -> {
+                int found = 0;
+                if (tableExists(c, schema, "schema_version")) {
+                    found = installedVersion(c, quoted);
+                }
+                if (found > CURRENT_VERSION) {
+                    requireReadable(c, schema, quoted, found);
+                } else if (found < CURRENT_VERSION) {
+                    throw new SchemaVersionException("Baton schema '" + schema + "' is at version " + found + " but "
+                            + "this Baton needs version " + CURRENT_VERSION + "; run the migration (Baton.migrate, "
+                            + "`baton migrate`, or the shipped SQL files) or enable migrate-on-start",
+                            found, CURRENT_VERSION);
+                }
+                return null;
+            });
         } catch (SQLException e) {
             throw new BatonException("checking Baton schema '" + schema + "' failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A schema newer than this Baton is used as it is if its newest version says this Baton's code can
+     * still run against it (an additive migration); otherwise start-up is refused.
+     */
+    private static void requireReadable(Connection c, String schema, String quoted, int found) throws SQLException {
+        Integer readableBy = null;
+        if (columnExists(c, schema, "schema_version", "readable_by")) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT readable_by FROM " + quoted
+                    + ".schema_version WHERE version = ?")) {
+                ps.setInt(1, found);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        int v = rs.getInt(1);
+                        readableBy = rs.wasNull() ? null : v;
+                    }
+                }
+            }
+        }
+        if (readableBy == null || readableBy > CURRENT_VERSION) {
+            throw tooNew(schema, found);
+        }
+        org.slf4j.LoggerFactory.getLogger(SchemaMigrator.class).warn("Baton schema '{}' is at version {}, newer than "
+                + "this Baton ({}); it declares itself usable by version {} and up, so this node runs on it. Upgrade "
+                + "this node when the rollout allows", schema, found, CURRENT_VERSION, readableBy);
+    }
+
+    private static boolean columnExists(Connection c, String schema, String table, String column) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM information_schema.columns "
+                + "WHERE table_schema = ? AND table_name = ? AND column_name = ?")) {
+            ps.setString(1, schema);
+            ps.setString(2, table);
+            ps.setString(3, column);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 

@@ -1,8 +1,5 @@
 package dev.baton;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,7 +35,14 @@ import org.slf4j.LoggerFactory;
 final class Worker {
     private static final Logger log = LoggerFactory.getLogger(Worker.class);
     private static final int MAX_COMPLETION_BATCH = 1000;
-    private static final int MAX_STACK_CHARS = 4000;
+    /** SQLSTATE class 22, data exception: a value the database cannot store (not a connection problem). */
+    private static final String DATA_EXCEPTION_CLASS = "22";
+    /**
+     * After the drain timeout, how long handlers told to stop get to return before the worker stops: one
+     * that returns in time has its attempt released (or recorded); one that ignores the interrupt keeps
+     * its attempt until its lease runs out on the database clock.
+     */
+    static final long STOP_GRACE_NANOS = 500_000_000L;
 
     /** A registered handler with its payload type and retry policy. */
     record Registration<T>(String kind, Class<T> type, JobHandler<T> handler, RetryPolicy retry) {
@@ -50,10 +54,12 @@ final class Worker {
     /** Why a running attempt was told to stop. */
     enum StopReason { CANCEL_REQUESTED, TIMEOUT, LOST, DEADLINE, DRAIN }
 
-    private final DataSource dataSource;
+    private final Db db;
     private final DataSource coordination;
     private final JobStore store;
     private final Map<String, Registration<?>> handlers;
+    /** The kinds this node claims: only those it has a handler for. */
+    private final String[] kinds;
     private final WorkerConfig config;
     private final String nodeId;
     private final PayloadCodec codec;
@@ -76,10 +82,11 @@ final class Worker {
     Worker(DataSource dataSource, DataSource coordination, JobStore store, Map<String, Registration<?>> handlers,
            WorkerConfig config, String nodeId, PayloadCodec codec, Notifier notifier, Hooks hooks,
            LongSupplier ticker, BatonMetrics metrics) {
-        this.dataSource = dataSource;
+        this.db = Db.of(dataSource);
         this.coordination = coordination;
         this.store = store;
         this.handlers = Map.copyOf(handlers);
+        this.kinds = handlers.keySet().toArray(new String[0]);
         this.config = config;
         this.nodeId = nodeId;
         this.codec = codec;
@@ -112,8 +119,11 @@ final class Worker {
 
     /**
      * Graceful stop: no new claims; running jobs get the drain timeout to finish; those still running
-     * then are cancelled and released for other nodes at once (not counted as an attempt); outcomes
-     * are flushed. Returns when done.
+     * then are told to stop (flag and interrupt). An attempt is released for other nodes (not counted
+     * as an attempt) only once its handler has returned: a handler that ignores the interrupt keeps its
+     * attempt, and with it its concurrency key, until it returns or its lease expires on the database
+     * clock, so no other node runs the job (or another job of its key) while it still runs here.
+     * Outcomes are flushed. Returns when done.
      */
     synchronized void stop() {
         if (stopped) {
@@ -126,8 +136,20 @@ final class Worker {
         }
         for (RunningAttempt a : running.values()) {
             if (!a.finished && a.stop(StopReason.DRAIN)) {
-                outcomes.add(Outcome.release(a));
-                log.info("job {} (attempt {}) released on shutdown after the drain timeout", a.job.id(), a.job.attempt());
+                log.info("job {} (attempt {}) still running after the drain timeout: told to stop; it is released "
+                        + "once its handler returns", a.job.id(), a.job.attempt());
+            }
+        }
+        // Heartbeats go on meanwhile, so the stopped attempts keep their leases while they wind down.
+        long grace = ticker.getAsLong() + STOP_GRACE_NANOS;
+        for (QueueRunner q : queues) {
+            q.awaitIdle(grace);
+        }
+        for (RunningAttempt a : running.values()) {
+            if (!a.finished) {
+                log.warn("job {} (attempt {}): its handler ignored the stop and still runs; the attempt keeps the job "
+                        + "(and its concurrency key) until the handler returns or its lease expires on the database "
+                        + "clock (within {}), then the job is rescued", a.job.id(), a.job.attempt(), config.jobLease());
             }
         }
         stopped = true;
@@ -143,6 +165,11 @@ final class Worker {
 
     int runningCount() {
         return running.size();
+    }
+
+    /** Outcomes queued for the completer and not yet taken (tests). */
+    int pendingOutcomes() {
+        return outcomes.size();
     }
 
     // ---------------------------------------------------------------- claiming
@@ -231,8 +258,11 @@ final class Worker {
             hooks.reach(Hooks.Points.JOB_BEFORE_CLAIM);
             long send = ticker.getAsLong();
             List<JobStore.Claimed> jobs;
-            try (Connection c = dataSource.getConnection()) {
-                jobs = store.claim(c, queue, free, config.jobLease().toMillis(), nodeId);
+            try {
+                jobs = db.call("a claim from queue '" + queue + "'",
+                        c -> store.claim(c, queue, kinds, free, config.jobLease().toMillis(), nodeId));
+            } catch (JobStore.KeyRaceLost e) {
+                jobs = List.of();
             }
             boolean watchTimeout = false;
             for (JobStore.Claimed job : jobs) {
@@ -364,14 +394,18 @@ final class Worker {
         }
         Duration ran = Duration.ofNanos(ticker.getAsLong() - started);
         StopReason stop = a.stopReason;
-        if (stop != null && !a.completedInTransaction) {
+        if (stop != null && !a.completedInTransaction && !(a.finishedUnaware && outcome != null
+                && outcome.kind == Outcome.Kind.SUCCESS && stop != StopReason.LOST && stop != StopReason.DEADLINE)) {
+            // A handler that returned without having seen the stop finished its work before noticing: its
+            // success stands (above). One that saw it, or threw, ends as the stop says.
             outcome = switch (stop) {
                 case CANCEL_REQUESTED -> Outcome.cancel(a, error(a, "Cancelled", "cancellation requested", null));
                 case TIMEOUT -> retryOrFail(a, error(a, "Timeout", "the handler ran longer than the job's timeout ("
                         + Duration.ofMillis(a.job.timeoutMs()) + ")", null));
-                // The attempt could not prove it still owned the job: write nothing. A drained attempt
-                // was already released.
-                case LOST, DEADLINE, DRAIN -> null;
+                // The handler has returned: give the job back to other nodes, not counted as an attempt.
+                case DRAIN -> Outcome.release(a);
+                // The attempt could not prove it still owned the job: write nothing.
+                case LOST, DEADLINE -> null;
             };
         }
         report(a, outcome, ran);
@@ -425,6 +459,9 @@ final class Worker {
         try {
             hooks.reach(Hooks.Points.JOB_BEFORE_HANDLER);
             reg.invoke(payload, a);
+            // Returned normally. If a stop arrived meanwhile, did the handler see it? Not if it never found
+            // isCancelled() true nor awaitCancellation() returning early, and the interrupt is still pending.
+            a.finishedUnaware = !a.observedStop && Thread.currentThread().isInterrupted();
             return a.completedInTransaction ? null : Outcome.success(a);
         } catch (JobHandler.PermanentFailure e) {
             return a.completedInTransaction ? null : Outcome.fail(a, error(a, e));
@@ -448,22 +485,17 @@ final class Worker {
     }
 
     private String error(RunningAttempt a, Throwable e) {
-        return error(a, e.getClass().getName(), String.valueOf(e.getMessage()), e);
+        String message;
+        try {
+            message = String.valueOf(e.getMessage());
+        } catch (RuntimeException broken) {
+            message = "(getMessage() threw " + broken + ")";
+        }
+        return error(a, e.getClass().getName(), message, e);
     }
 
     private String error(RunningAttempt a, String errorClass, String message, Throwable e) {
-        String stack = null;
-        if (e != null) {
-            StringWriter w = new StringWriter();
-            e.printStackTrace(new PrintWriter(w));
-            stack = w.toString();
-            if (stack.length() > MAX_STACK_CHARS) {
-                stack = stack.substring(0, MAX_STACK_CHARS) + "\n\t... (trimmed)";
-            }
-        }
-        return "{\"attempt\":" + a.job.attempt() + ",\"node\":" + JacksonCodec.quote(nodeId) + ",\"class\":"
-                + JacksonCodec.quote(errorClass) + ",\"message\":" + JacksonCodec.quote(message)
-                + (stack == null ? "" : ",\"stack\":" + JacksonCodec.quote(stack)) + "}";
+        return JobErrors.json(a.job.attempt(), nodeId, errorClass, message, e);
     }
 
     // ---------------------------------------------------------------- heartbeats and self-stop
@@ -597,6 +629,7 @@ final class Worker {
     /** Records a batch of outcomes; retried on connection failures (every statement is idempotent). */
     private void flush(List<Outcome> batch) {
         try {
+            hooks.reach(Hooks.Points.JOB_OUTCOMES_BEFORE_RECORD);
             recordWithRetries(batch);
         } finally {
             // Free the slots, then wake each claimer once per batch, not once per job.
@@ -619,8 +652,8 @@ final class Worker {
 
     private void recordWithRetries(List<Outcome> batch) {
         for (int attempt = 1; ; attempt++) {
-            try (Connection c = dataSource.getConnection()) {
-                record(c, batch);
+            try {
+                record(batch);
                 hooks.reach(Hooks.Points.JOB_OUTCOMES_RECORDED);
                 return;
             } catch (SQLException | RuntimeException e) {
@@ -641,12 +674,20 @@ final class Worker {
         }
     }
 
-    private void record(Connection c, List<Outcome> batch) throws SQLException {
+    /**
+     * Records a batch: successes, releases and failures each in one statement (each its own transaction,
+     * so one kind's trouble never takes the others down with it). Outcomes already recorded are taken
+     * out of the batch, so a retry after a failure repeats only what is left.
+     */
+    private void record(List<Outcome> batch) throws SQLException {
         batch.sort(java.util.Comparator.comparingLong(o -> o.id)); // one lock order for every batch
         List<Outcome> ok = new ArrayList<>();
         List<Outcome> failed = new ArrayList<>();
         List<Outcome> released = new ArrayList<>();
         for (Outcome o : batch) {
+            if (o.recorded) {
+                continue;
+            }
             switch (o.kind) {
                 case SUCCESS -> ok.add(o);
                 case RELEASE -> released.add(o);
@@ -654,23 +695,54 @@ final class Worker {
             }
         }
         if (!ok.isEmpty()) {
-            store.complete(c, ids(ok), tokens(ok));
+            db.call("recording " + ok.size() + " completions", c -> store.complete(c, ids(ok), tokens(ok)));
+            ok.forEach(o -> o.recorded = true);
         }
         if (!released.isEmpty()) {
-            store.release(c, ids(released), tokens(released));
+            db.call("recording " + released.size() + " releases", c -> store.release(c, ids(released), tokens(released)));
+            released.forEach(o -> o.recorded = true);
         }
         if (!failed.isEmpty()) {
-            String[] errors = new String[failed.size()];
-            Long[] delays = new Long[failed.size()];
-            String[] kinds = new String[failed.size()];
-            for (int i = 0; i < errors.length; i++) {
-                Outcome o = failed.get(i);
-                errors[i] = o.error;
-                delays[i] = o.delayMs;
-                kinds[i] = o.kind.sql;
+            try {
+                fail(failed);
+            } catch (SQLException e) {
+                if (e.getSQLState() == null || !e.getSQLState().startsWith(DATA_EXCEPTION_CLASS)) {
+                    throw e;
+                }
+                // One error the database cannot store must not sink the others: record them one by one,
+                // and the unstorable one with a record that says so.
+                log.warn("recording {} failed attempts together was refused ({}); recording them one by one",
+                        failed.size(), e.getMessage());
+                for (Outcome o : failed) {
+                    try {
+                        fail(List.of(o));
+                    } catch (SQLException single) {
+                        if (single.getSQLState() == null || !single.getSQLState().startsWith(DATA_EXCEPTION_CLASS)) {
+                            throw single;
+                        }
+                        log.error("the error of job {} attempt token {} cannot be stored ({}); recording the attempt's "
+                                + "outcome without it", o.id, o.token, single.getMessage());
+                        o.error = JobErrors.unrecordable(single.getMessage());
+                        fail(List.of(o));
+                    }
+                }
             }
-            store.fail(c, ids(failed), tokens(failed), errors, delays, kinds);
         }
+    }
+
+    private void fail(List<Outcome> failed) throws SQLException {
+        String[] errors = new String[failed.size()];
+        Long[] delays = new Long[failed.size()];
+        String[] outcomeKinds = new String[failed.size()];
+        for (int i = 0; i < errors.length; i++) {
+            Outcome o = failed.get(i);
+            errors[i] = o.error;
+            delays[i] = o.delayMs;
+            outcomeKinds[i] = o.kind.sql;
+        }
+        db.call("recording " + failed.size() + " failed attempts",
+                c -> store.fail(c, ids(failed), tokens(failed), errors, delays, outcomeKinds));
+        failed.forEach(o -> o.recorded = true);
     }
 
     private static long[] ids(List<Outcome> os) {
@@ -706,8 +778,10 @@ final class Worker {
         final Kind kind;
         final long id;
         final long token;
-        final String error;
+        String error;
         final Long delayMs;
+        /** Recorded in the database; a retried flush skips it. */
+        boolean recorded;
         /** Whose slot the attempt frees once the outcome is recorded (or given up on); null: none. */
         QueueRunner owner;
         RunningAttempt attempt;
@@ -755,6 +829,10 @@ final class Worker {
         volatile boolean completedInTransaction;
         /** The handler returned; only the outcome's recording is pending. */
         volatile boolean finished;
+        /** The handler's own thread found the stop (isCancelled() true, awaitCancellation() woken by it). */
+        volatile boolean observedStop;
+        /** The handler returned normally without having seen a stop that had arrived. */
+        volatile boolean finishedUnaware;
 
         RunningAttempt(JobStore.Claimed job, long claimSendNanos) {
             this.job = job;
@@ -825,17 +903,26 @@ final class Worker {
 
         @Override
         public boolean isCancelled() {
-            return stopReason != null;
+            boolean cancelled = stopReason != null;
+            if (cancelled && Thread.currentThread() == thread) {
+                observedStop = true;
+            }
+            return cancelled;
         }
 
         @Override
         public boolean awaitCancellation(Duration timeout) {
+            boolean cancelled;
             try {
-                return stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                cancelled = stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return true;
+                cancelled = true;
             }
+            if (cancelled && Thread.currentThread() == thread) {
+                observedStop = true;
+            }
+            return cancelled;
         }
 
         @Override
@@ -844,28 +931,19 @@ final class Worker {
                 throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id() + " was stopped ("
                         + stopReason + "); its transaction is refused");
             }
-            try (Connection c = dataSource.getConnection()) {
-                boolean autoCommit = c.getAutoCommit();
-                c.setAutoCommit(false);
-                try {
+            try {
+                T result = db.transaction("job " + job.id() + " attempt " + job.attempt(), c -> {
                     if (!store.fenceAttempt(c, job.id(), job.token())) {
                         throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id()
                                 + " is no longer current (rescued, cancelled or finished); nothing was written");
                     }
-                    T result = work.apply(c);
+                    T r = FencedWork.run(work, c, "the transaction of job " + job.id());
                     store.complete(c, new long[] {job.id()}, new long[] {job.token()});
                     hooks.reach(Hooks.Points.JOB_TX_BEFORE_COMMIT);
-                    Jdbc.commit(c, "job " + job.id() + " attempt " + job.attempt(), "");
-                    completedInTransaction = true;
-                    return result;
-                } catch (Throwable t) {
-                    Jdbc.rollbackQuietly(c, t);
-                    throw t;
-                } finally {
-                    if (autoCommit && !c.isClosed()) {
-                        c.setAutoCommit(true);
-                    }
-                }
+                    return r;
+                });
+                completedInTransaction = true;
+                return result;
             } catch (RuntimeException e) {
                 throw e;
             } catch (Exception e) {

@@ -19,10 +19,12 @@ import java.util.Objects;
  * @param drainTimeout      on shutdown, how long running jobs may finish before they are released
  * @param retention         how long finished jobs are kept (then pruned in bounded batches)
  * @param maxPayloadBytes   the largest encoded payload accepted at enqueue
+ * @param unhandledKindTimeout how long an available job whose kind no live node handles may wait before the
+ *                          maintenance leader fails it with a clear error (nodes claim only kinds they handle)
  */
 public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Duration heartbeatInterval,
                            Duration pollInterval, Duration rescueInterval, int maxStalls, Duration drainTimeout,
-                           Duration retention, int maxPayloadBytes) {
+                           Duration retention, int maxPayloadBytes, Duration unhandledKindTimeout) {
     /** 30 s: a crashed worker's jobs are rescued within about 30 s + the rescue interval. */
     public static final Duration DEFAULT_JOB_LEASE = Duration.ofSeconds(30);
     /** 5 s: half the lease (15 s) leaves room for two bounded heartbeats before a handler self-stops. */
@@ -35,6 +37,12 @@ public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Durat
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
     /** 1 MiB: payloads are for parameters, not documents. */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
+    /**
+     * 1 h: long enough for a rolling deploy or a worker fleet's restart to bring a handler back; short
+     * enough that a job of a kind nobody handles (a typo, a removed handler) shows up as failed the same
+     * day rather than waiting for ever.
+     */
+    public static final Duration DEFAULT_UNHANDLED_KIND_TIMEOUT = Duration.ofHours(1);
 
     public WorkerConfig {
         Objects.requireNonNull(queues, "queues");
@@ -51,6 +59,7 @@ public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Durat
         Leases.requirePositive("rescueInterval", rescueInterval, false);
         Leases.requirePositive("drainTimeout", drainTimeout, true);
         Leases.requirePositive("retention", retention, true);
+        Leases.requirePositive("unhandledKindTimeout", unhandledKindTimeout, true);
         if (jobLease.compareTo(Leases.MIN_TTL) < 0) {
             throw new IllegalArgumentException("jobLease must be at least " + Leases.MIN_TTL + ", but was " + jobLease);
         }
@@ -73,6 +82,11 @@ public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Durat
         return new Builder();
     }
 
+    /** A builder starting from this configuration's values. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
     public static final class Builder {
         private final Map<String, Integer> queues = new LinkedHashMap<>();
         private Duration jobLease = DEFAULT_JOB_LEASE;
@@ -83,8 +97,23 @@ public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Durat
         private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
         private Duration retention = DEFAULT_RETENTION;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        private Duration unhandledKindTimeout = DEFAULT_UNHANDLED_KIND_TIMEOUT;
 
         private Builder() {}
+
+        /** A builder starting from {@code config}'s values. */
+        private Builder(WorkerConfig config) {
+            queues.putAll(config.queues());
+            jobLease = config.jobLease();
+            heartbeatInterval = config.heartbeatInterval();
+            pollInterval = config.pollInterval();
+            rescueInterval = config.rescueInterval();
+            maxStalls = config.maxStalls();
+            drainTimeout = config.drainTimeout();
+            retention = config.retention();
+            maxPayloadBytes = config.maxPayloadBytes();
+            unhandledKindTimeout = config.unhandledKindTimeout();
+        }
 
         /** Work {@code queue} with up to {@code concurrency} jobs at once on this node. */
         public Builder queue(String queue, int concurrency) {
@@ -132,9 +161,15 @@ public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Durat
             return this;
         }
 
+        /** See {@link WorkerConfig#unhandledKindTimeout()}; default {@link #DEFAULT_UNHANDLED_KIND_TIMEOUT}. */
+        public Builder unhandledKindTimeout(Duration v) {
+            unhandledKindTimeout = v;
+            return this;
+        }
+
         public WorkerConfig build() {
             return new WorkerConfig(queues, jobLease, heartbeatInterval, pollInterval, rescueInterval, maxStalls,
-                    drainTimeout, retention, maxPayloadBytes);
+                    drainTimeout, retention, maxPayloadBytes, unhandledKindTimeout);
         }
     }
 }

@@ -44,16 +44,15 @@ class ConnectionLossTest extends LeadershipDbTest {
     }
 
     /**
-     * Backends serving the runner's coordination pool whose last statement touched the lease table
-     * (acquire/renew/release), i.e. the runner's own connection, not the heartbeat's.
+     * Backends of the node's coordination pool, whose connections its renewals borrow call by call (Baton
+     * holds none between calls; their last statement may be the pool's validation, so all of them count).
      */
     private List<Integer> runnerBackends() throws SQLException {
         List<Integer> pids = new ArrayList<>();
         try (Connection c = pool.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ? "
-                     + "AND pid <> pg_backend_pid() AND position(? in query) > 0")) {
+                     + "AND pid <> pg_backend_pid()")) {
             ps.setString(1, appName());
-            ps.setString(2, "\"" + schema + "\".lease");
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     pids.add(rs.getInt(1));
@@ -208,7 +207,7 @@ class ConnectionLossTest extends LeadershipDbTest {
         await().atMost(WAIT).until(() -> rejected.get() >= 1); // the paused leader's task is fenced off
         b.leadership(NAME, fastLeadership(), idleTask(), rb).start();
         LeaseGrant gb = rb.awaitElected().grant();
-        assertThat(gb.generation()).isEqualTo(ga.generation() + 1);
+        assertThat(gb.generation()).isGreaterThan(ga.generation());
         long bWrite = leases.fenced(gb, tx -> insertLedger(tx, gb));
 
         List<String> violations = new CopyOnWriteArrayList<>();

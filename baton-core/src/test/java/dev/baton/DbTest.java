@@ -28,7 +28,13 @@ abstract class DbTest {
     static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(20));
 
     protected String schema;
+    /** The test's own pool (auto-commit, the server's defaults): setup, reads and writes of the test. */
     protected HikariDataSource pool;
+    /**
+     * The pool handed to Baton: like {@link #pool}, or in the user pool profile (FAULTS.md E04,
+     * {@code BATON_POOL_PROFILE=user}) configured as applications run it.
+     */
+    protected HikariDataSource appPool;
     protected PausePoints points;
     protected Leases leases;
     private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -37,9 +43,10 @@ abstract class DbTest {
     void setUpSchema() {
         schema = PG.freshSchemaName();
         pool = PG.newPool(getClass().getSimpleName(), 12);
+        appPool = PG.newApplicationPool(getClass().getSimpleName() + "-app", 12);
         points = new PausePoints();
-        Baton.migrate(pool, schema);
-        leases = new Leases(pool, schema, points::reach, System::nanoTime, Notifier.polling());
+        Baton.migrate(appPool, schema);
+        leases = new Leases(appPool, schema, points::reach, System::nanoTime, Notifier.polling());
     }
 
     @AfterEach
@@ -48,6 +55,7 @@ abstract class DbTest {
         for (int i = closeables.size() - 1; i >= 0; i--) {
             Jdbc.closeQuietly(closeables.get(i));
         }
+        appPool.close();
         pool.close();
         PG.dropSchema(schema);
     }
@@ -60,12 +68,32 @@ abstract class DbTest {
 
     /** A Baton node on this test's schema with its own pool, closed after the test. */
     protected Baton node(String id) {
-        return node(id, pool, System::nanoTime);
+        return node(id, appPool, System::nanoTime);
     }
 
     protected Baton node(String id, javax.sql.DataSource ds, LongSupplier ticker) {
         return closeLater(Baton.builder(ds).schema(schema).nodeId(id).nodeHeartbeat(Duration.ofMillis(200))
                 .testHooks(points::reach).ticker(ticker).build()).start();
+    }
+
+    /** The cluster's housekeeping run by hand on the application pool, as the maintenance leader runs it. */
+    protected Maintenance maintenance(WorkerConfig config, String nodeId) {
+        return maintenance(config, nodeId, new JobStore(schema));
+    }
+
+    protected Maintenance maintenance(WorkerConfig config, String nodeId, JobStore store) {
+        return maintenance(config, nodeId, store, Baton.DEFAULT_RETENTION);
+    }
+
+    protected Maintenance maintenance(WorkerConfig config, String nodeId, Duration retention) {
+        return maintenance(config, nodeId, new JobStore(schema), retention);
+    }
+
+    private Maintenance maintenance(WorkerConfig config, String nodeId, JobStore store, Duration retention) {
+        Jobs jobs = new Jobs(appPool, store, PayloadCodec.jackson(), WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES);
+        return new Maintenance(Db.of(appPool), store, leases, new Schedules(appPool, schema, store, jobs),
+                new Nodes(appPool, schema, leases), new Coordination(appPool, schema, leases, nodeId, System::nanoTime),
+                Maintenance.Config.of(config, retention), nodeId, System::nanoTime);
     }
 
     /** Short timings for tests: L = 1 s, R = 200 ms (L/2 = 500 ms > 2R = 400 ms). */

@@ -129,7 +129,7 @@ class FencingTest extends DbTest {
         history.write(commitOrder.incrementAndGet(), a.name(), a.generation(), a.owner());
 
         LeaseGrant b = takeover.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
-        assertThat(b.generation()).isEqualTo(a.generation() + 1);
+        assertThat(b.generation()).isGreaterThan(a.generation());
         history.grant(b.name(), b.generation(), b.owner());
         leases.fenced(b, tx -> insertLedger(tx, b));
         history.write(commitOrder.incrementAndGet(), b.name(), b.generation(), b.owner());
@@ -187,7 +187,7 @@ class FencingTest extends DbTest {
         CompletableFuture<Long> aWrite = CompletableFuture.supplyAsync(() -> leases.fenced(a, tx -> insertLedger(tx, a)));
         beforeCommit.awaitReached(WAIT);
         LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20)).orElseThrow();
-        assertThat(b.generation()).isEqualTo(a.generation() + 1);
+        assertThat(b.generation()).isGreaterThan(a.generation());
         beforeCommit.release();
         // The server ended A's idle transaction before its COMMIT arrived: definitely rolled back.
         assertThatThrownByFuture(aWrite).isInstanceOf(LeaseLostException.class).hasMessageContaining("sat idle");

@@ -19,17 +19,23 @@ class JobBadInputTest extends JobBehaviourTestBase {
     record Order(String id, int quantity) {}
 
     /**
-     * An unknown kind fails the attempt with "no handler for job kind" and is retried (another node of
-     * a newer version may know it) until its max attempts, then ends FAILED with every error kept.
+     * A job of a kind no node handles is never claimed (no attempt is used; other jobs run), and once it
+     * has waited longer than {@code unhandledKindTimeout} with no live node handling its kind, the
+     * maintenance leader fails it with a clear error, its payload kept. A live node that does not say
+     * which kinds it handles (an older version) might handle it: then nothing is failed.
      *
-     * <p>Protection removed and seen failing: the retry of unknown kinds (Worker.runHandler returning
-     * Outcome.fail instead of retryOrFail): the job failed after one attempt, "retried until max
-     * attempts" failed.
+     * <p>Protections removed and seen failing: the kind filter of the claim ({@code j.kind = ANY (...)}
+     * dropped from job.sql): the job was claimed and failed attempts as "UnknownJobKind" ("never claimed"
+     * and "attempt 0" failed); the fail_unhandled step of maintenance: the job stayed available and the
+     * await for FAILED timed out; the older-version guard ({@code live.meta -> 'kinds' IS NULL}): the job
+     * was failed while such a node was live.
      */
     @Test
-    void J09_unknownKindFailsAttemptWithClearErrorAndIsRetriedUntilMaxAttempts() throws Exception {
+    void J09_unknownKindIsNotClaimedAndFailsWithClearErrorWhenNoLiveNodeHandlesIt() throws Exception {
         Set<String> done = ConcurrentHashMap.newKeySet();
-        Baton node = start(nodeBuilder("old-node").worker(fastWorker("default", 4).build())
+        // A live node of an older version (it does not list its kinds): nothing may be failed meanwhile.
+        insertOlderVersionNode("old-version-node");
+        Baton node = start(nodeBuilder("j09-node").worker(fastWorker("default", 4).build())
                 .handle("order", Order.class, (o, ctx) -> done.add(o.id())));
         Jobs jobs = node.jobs();
         List<JobRequest> batch = new ArrayList<>();
@@ -39,56 +45,51 @@ class JobBadInputTest extends JobBehaviourTestBase {
         }
         List<EnqueueResult> ids = jobs.enqueueAll(batch);
         long unknown = ids.get(0).id();
-
-        // Two attempts with the default backoff (about 1 s) between them.
-        JobInfo failed = awaitState(jobs, unknown, JobState.FAILED);
-        assertThat(failed.attempt()).as("retried until max attempts").isEqualTo(2);
-        assertThat(failed.errors()).hasSize(2).allSatisfy(e -> {
-            assertThat(e.errorClass()).isEqualTo("UnknownJobKind");
-            assertThat(e.message()).contains("no handler for job kind 'invoice.v2'").contains("old-node")
-                    .contains("order");
-            assertThat(e.node()).isEqualTo("old-node");
-            assertThat(e.at()).isNotNull();
-        });
-        assertThat(failed.errors()).extracting(JobError::attempt).containsExactly(1, 2);
-        assertThat(failed.payloadJson()).as("nothing lost: the payload is kept").contains("from a newer release");
+        // The orders queued behind it ran: the claims passed over it.
         for (int i = 1; i < ids.size(); i++) {
             assertThat(awaitState(jobs, ids.get(i).id(), JobState.SUCCEEDED).errors()).isEmpty();
         }
         assertThat(done).hasSize(5);
+        assertThat(row(unknown).attemptedAt()).as("never claimed").isNull();
+
+        // The maintenance step, with a 300 ms timeout, once the job has waited longer than that.
+        Maintenance maintenance = maintenance(fastWorker("default", 1).unhandledKindTimeout(Duration.ofMillis(300))
+                .build());
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count("SELECT count(*) FROM "
+                + schema + ".job WHERE id = " + unknown + " AND run_at < clock_timestamp() - interval '300 ms'") == 1);
+        assertThat(maintenance.failUnhandledOnce()).as("not while an older node might handle it").isZero();
+        assertThat(row(unknown).state()).isEqualTo("available");
+
+        stopOlderVersionNode();
+        assertThat(maintenance.failUnhandledOnce()).isEqualTo(1);
+        JobInfo failed = jobs.get(unknown).orElseThrow();
+        assertThat(failed.state()).isEqualTo(JobState.FAILED);
+        assertThat(failed.attempt()).as("no attempt used").isZero();
+        assertThat(failed.errors()).singleElement().satisfies(e -> {
+            assertThat(e.errorClass()).isEqualTo("UnhandledJobKind");
+            assertThat(e.message()).contains("no live node handles job kind 'invoice.v2'")
+                    .contains("unhandledKindTimeout");
+            assertThat(e.at()).isNotNull();
+        });
+        assertThat(failed.payloadJson()).as("nothing lost: the payload is kept").contains("from a newer release");
+        assertThat(maintenance.failUnhandledOnce()).isZero();
     }
 
-    /**
-     * Mixed versions: an old node fails the unknown kind's first attempt (error kept, job available
-     * again); a newer node that knows the kind then runs it.
-     *
-     * <p>Protection removed and seen failing: the retry of unknown kinds (Outcome.fail instead of
-     * retryOrFail): the job ended FAILED on the old node, "available again" failed.
-     */
-    @Test
-    void J09_unknownKindIsRunByANodeThatKnowsIt() throws Exception {
-        Baton old = start(nodeBuilder("old-node").worker(fastWorker("default", 2).build())
-                .handle("order", Order.class, (o, ctx) -> { }));
-        Jobs jobs = old.jobs();
-        long id = jobs.enqueue(JobRequest.of("invoice.v2", new Item("new")).maxAttempts(5)).id();
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
-                .until(() -> jobs.get(id).orElseThrow().errors().size() == 1);
-        old.close();
-        JobInfo waiting = jobs.get(id).orElseThrow();
-        assertThat(waiting.state()).isEqualTo(JobState.AVAILABLE);
-        assertThat(waiting.attempt()).isEqualTo(1);
+    /** A node row as a node of an older version writes it: live, no "kinds" in its metadata. */
+    private void insertOlderVersionNode(String id) throws Exception {
+        try (var c = pool.getConnection(); var ps = c.prepareStatement("INSERT INTO " + schema + ".node (id, started_at, "
+                + "heartbeat_at, heartbeat_interval_ms, state, protocol_version, meta) VALUES (?, clock_timestamp(), "
+                + "clock_timestamp(), 600000, 'active', 1, '{\"app\":\"default\",\"appVersion\":\"0\"}')")) {
+            ps.setString(1, id);
+            ps.executeUpdate();
+        }
+    }
 
-        Set<String> ranOn = ConcurrentHashMap.newKeySet();
-        start(nodeBuilder("new-node").worker(fastWorker("default", 2).build())
-                .handle("invoice.v2", Item.class, (item, ctx) -> ranOn.add("new-node:" + item.name())));
-        JobInfo done = awaitState(jobs, id, JobState.SUCCEEDED);
-        assertThat(done.attempt()).isEqualTo(2);
-        assertThat(done.claimedBy()).contains("new-node");
-        assertThat(done.errors()).singleElement().satisfies(e -> {
-            assertThat(e.errorClass()).isEqualTo("UnknownJobKind");
-            assertThat(e.node()).isEqualTo("old-node");
-        });
-        assertThat(ranOn).containsExactly("new-node:new");
+    private void stopOlderVersionNode() throws Exception {
+        try (var c = pool.getConnection(); var ps = c.prepareStatement("UPDATE " + schema
+                + ".node SET state = 'stopped' WHERE id = 'old-version-node'")) {
+            ps.executeUpdate();
+        }
     }
 
     /**

@@ -58,9 +58,9 @@ abstract class JobBehaviourTestBase extends DbTest {
         return closeLater(b.ticker(ticker).build()).start();
     }
 
-    /** A pool of its own (closed after the nodes using it, which are registered later). */
+    /** A pool of its own, as the application would give it (closed after the nodes using it, registered later). */
     HikariDataSource ownPool(String name, int size) {
-        return closeLater(PG.newPool(name + "-" + schema, size));
+        return closeLater(PG.newApplicationPool(name + "-" + schema, size));
     }
 
     /** A small pool whose connections go through {@code proxy}; a dead socket fails within seconds. */
@@ -81,13 +81,12 @@ abstract class JobBehaviourTestBase extends DbTest {
     }
 
     Jobs jobsClient(int maxPayloadBytes) {
-        return new Jobs(pool, new JobStore(schema), PayloadCodec.jackson(), maxPayloadBytes);
+        return new Jobs(appPool, new JobStore(schema), PayloadCodec.jackson(), maxPayloadBytes);
     }
 
-    /** The job housekeeping (rescue, prune) run by hand, as the maintenance leader runs it. */
-    JobMaintenance maintenance(WorkerConfig config) {
-        // The coordination-row purge is only used by run(), never by rescueOnce / pruneOnce.
-        return new JobMaintenance(pool, new JobStore(schema), config, "test-maintenance", null);
+    /** The housekeeping (rescue, prune) run by hand, as the maintenance leader runs it. */
+    Maintenance maintenance(WorkerConfig config) {
+        return maintenance(config, "test-maintenance");
     }
 
     JobInfo awaitState(Jobs jobs, long id, JobState state) {

@@ -94,7 +94,7 @@ class JobConnectionLossTest extends JobTestSupport {
                 })));
         // Once A's lease has expired on the database clock, the rescuer (B's maintenance, or this
         // direct-connection run of it) returns the job to the queue and B runs it.
-        JobMaintenance rescuer = rescuer(fastWorker("default", 1).build(), "j04-b");
+        Maintenance rescuer = rescuer(fastWorker("default", 1).build(), "j04-b");
         Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> {
             rescuer.rescueOnce();
             return !claimed.token().equals(row(id).token());

@@ -140,7 +140,7 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         // Rescue: once the lease expires on the database clock the job is requeued with a stall counted,
         // and runs again (attempt 2 returns at once).
         proxy.heal();
-        JobMaintenance rescuer = maintenance(config());
+        Maintenance rescuer = maintenance(config());
         Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> {
             rescuer.rescueOnce();
             return row(id).stallCount() == 1;

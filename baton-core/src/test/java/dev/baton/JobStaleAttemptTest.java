@@ -105,7 +105,7 @@ class JobStaleAttemptTest extends JobTestSupport {
 
         // A is stalled: its lease expires on the database clock and the rescuer requeues the job.
         awaitLeaseExpired(id);
-        JobMaintenance rescuer = rescuer(config, "j05-rescuer");
+        Maintenance rescuer = rescuer(config, "j05-rescuer");
         Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> {
             rescuer.rescueOnce();
             return !row(id).state().equals("running");

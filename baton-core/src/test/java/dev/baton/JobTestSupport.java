@@ -46,9 +46,9 @@ abstract class JobTestSupport extends DbTest {
         return closeLater(b.build()).start();
     }
 
-    /** A pool of its own for a node, closed after the node (register it before the node). */
+    /** A pool of its own for a node, as the application would give it; closed after the node (register it first). */
     HikariDataSource ownPool(String name, int size) {
-        return closeLater(PG.newPool(name, size));
+        return closeLater(PG.newApplicationPool(name, size));
     }
 
     /**
@@ -122,14 +122,13 @@ abstract class JobTestSupport extends DbTest {
         });
     }
 
-    /** The jobs API on the test's direct pool, without a worker. */
+    /** The jobs API on the application pool, without a worker. */
     Jobs jobsApi() {
-        return Baton.builder(pool).schema(schema).build().jobs();
+        return Baton.builder(appPool).schema(schema).build().jobs();
     }
 
-    /** The rescuer, as run by the maintenance leader, on a direct connection. */
-    JobMaintenance rescuer(WorkerConfig config, String nodeId) {
-        return new JobMaintenance(pool, new JobStore(schema), config, nodeId,
-                new Coordination(pool, schema, leases, nodeId, System::nanoTime));
+    /** The rescuer, as run by the maintenance leader. */
+    Maintenance rescuer(WorkerConfig config, String nodeId) {
+        return maintenance(config, nodeId);
     }
 }

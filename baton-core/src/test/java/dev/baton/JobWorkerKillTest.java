@@ -61,7 +61,7 @@ class JobWorkerKillTest extends JobTestSupport {
             // Only an expired lease (database clock) makes the job rescuable; then rescue it.
             awaitLeaseExpired(id);
             long expiredAt = System.nanoTime();
-            JobMaintenance rescuer = rescuer(config, "j02-rescuer");
+            Maintenance rescuer = rescuer(config, "j02-rescuer");
             Awaitility.await().atMost(WAIT).pollInterval(java.time.Duration.ofMillis(20)).until(() -> {
                 rescuer.rescueOnce();
                 return !row(id).state().equals("running");

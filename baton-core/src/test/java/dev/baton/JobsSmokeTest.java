@@ -33,7 +33,7 @@ class JobsSmokeTest extends DbTest {
         assertThat(dup.id()).isEqualTo(one.id());
         Awaitility.await().atMost(WAIT).until(() -> seen.size() == 51);
         Awaitility.await().atMost(WAIT).until(() -> b.jobs().get(one.id()).orElseThrow().state() == JobState.SUCCEEDED);
-        assertThat(b.jobs().stats()).singleElement().satisfies(s -> assertThat(s.succeeded()).isEqualTo(51));
+        assertThat(b.jobs().finishedStats()).singleElement().satisfies(s -> assertThat(s.succeeded()).isEqualTo(51));
     }
 
     @Test

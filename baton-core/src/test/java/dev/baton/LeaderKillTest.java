@@ -78,8 +78,8 @@ class LeaderKillTest extends LeadershipDbTest {
         Recorder.Event elected = rb.awaitElected();
         long takeoverNanos = elected.nanos() - killAt;
 
-        assertThat(elected.grant().generation()).isEqualTo(g + 1);
-        LeaseHistoryEntry bEntry = historyOf(NAME, g + 1);
+        assertThat(elected.grant().generation()).isGreaterThan(g);
+        LeaseHistoryEntry bEntry = historyOf(NAME, elected.grant().generation());
         assertThat(bEntry.owner()).isEqualTo("l08-b");
         assertThat(bEntry.acquiredAt()).as("B acquired only after the child's lease expired on the database clock")
                 .isAfterOrEqualTo(lastChildExpiry.get());

@@ -123,11 +123,10 @@ class MetricsEventsTest extends JobTestSupport {
         Recording m = new Recording();
         long id = jobsApi().enqueue(JobRequest.of("ok", new Payload(1)).queue("mail")).id();
         try (java.sql.Connection c = pool.getConnection()) {
-            assertThat(new JobStore(schema).claim(c, "mail", 1, 20, "ghost")).hasSize(1); // a 20 ms lease, never renewed
+            assertThat(new JobStore(schema).claim(c, "mail", new String[] {"ok"}, 1, 20, "ghost")).hasSize(1); // a 20 ms lease, never renewed
         }
         Awaitility.await().atMost(WAIT).until(() -> !row(id).leaseLive());
-        JobMaintenance rescuer = new JobMaintenance(pool, new JobStore(schema).metrics(m),
-                fastWorker("mail", 1).build(), "rescuer", null);
+        Maintenance rescuer = maintenance(fastWorker("mail", 1).build(), "rescuer", new JobStore(schema).metrics(m));
         assertThat(rescuer.rescueOnce()).isEqualTo(1);
         assertThat(m.events).containsExactly("rescued mail ok true");
     }

@@ -73,7 +73,7 @@ class PausedOwnerTest extends DbTest {
 
         // B takes over once A's lease has expired on the database clock.
         LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20)).orElseThrow();
-        assertThat(b.generation()).isEqualTo(g.generation() + 1);
+        assertThat(b.generation()).isGreaterThan(g.generation());
         history.grant(b.name(), b.generation(), b.owner());
         leases.fenced(b, tx -> insertLedger(tx, b));
         history.write(commits.incrementAndGet(), b.name(), b.generation(), b.owner());

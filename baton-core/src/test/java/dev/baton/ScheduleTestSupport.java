@@ -91,7 +91,7 @@ abstract class ScheduleTestSupport extends DbTest {
     }
 
     ScheduleInfo info(String name) {
-        return schedulesApi().list().stream().filter(i -> i.name().equals(name)).findFirst()
+        return schedulesApi().list(null, 100).items().stream().filter(i -> i.name().equals(name)).findFirst()
                 .orElseThrow(() -> new AssertionError("no schedule " + name));
     }
 

@@ -55,8 +55,8 @@ class ScheduleVersionsTest extends ScheduleTestSupport {
         // A second v1 node starting while v2 runs does not rewrite A either.
         Baton v1b = node("v1-b", "svc", "1", A1, B);
         assertVersion2DefinesA();
-        assertThat(schedulesApi().list()).extracting(ScheduleInfo::name).containsExactly("A", "B", "C");
-        assertThat(schedulesApi().list()).allSatisfy(i -> {
+        assertThat(schedulesApi().list(null, 100).items()).extracting(ScheduleInfo::name).containsExactly("A", "B", "C");
+        assertThat(schedulesApi().list(null, 100).items()).allSatisfy(i -> {
             assertThat(i.enabled()).as("%s enabled", i.name()).isTrue();
             assertThat(i.ownerApp()).isEqualTo("svc");
         });
@@ -93,7 +93,7 @@ class ScheduleVersionsTest extends ScheduleTestSupport {
         assertThat(schedulesApi().disableOrphans("other")).isEmpty();
         assertThat(info("A").enabled()).isTrue();
         assertThat(info("C").enabled()).isTrue();
-        assertThat(schedulesApi().list()).extracting(ScheduleInfo::name).containsExactly("A", "B", "C", "X");
+        assertThat(schedulesApi().list(null, 100).items()).extracting(ScheduleInfo::name).containsExactly("A", "B", "C", "X");
     }
 
     private void assertVersion2DefinesA() {

@@ -42,17 +42,20 @@ final class Ceiling extends Peer.BatonPeer {
         Connection c = counter.wrap(pool).getConnection();
         PreparedStatement claim = c.prepareStatement(sql.get("claim"));
         PreparedStatement complete = c.prepareStatement(sql.get("complete"));
+        Array kinds = c.createArrayOf("text", new String[] {KIND});
         Thread t = new Thread(() -> {
             Long[] ids = new Long[b];
             Long[] tokens = new Long[b];
             try {
                 while (!Thread.currentThread().isInterrupted()) {
+                    // As JobStore.claim binds them: queue, kinds, queue, limit*2, limit, job_lease_ms, node_id.
                     claim.setString(1, QUEUE);
-                    claim.setString(2, QUEUE);
-                    claim.setInt(3, b * 2);
-                    claim.setInt(4, b);
-                    claim.setLong(5, leaseMs);
-                    claim.setString(6, "raw-" + i);
+                    claim.setArray(2, kinds);
+                    claim.setString(3, QUEUE);
+                    claim.setInt(4, b * 2);
+                    claim.setInt(5, b);
+                    claim.setLong(6, leaseMs);
+                    claim.setString(7, "raw-" + i);
                     int n = 0;
                     try (ResultSet rs = claim.executeQuery()) {
                         while (rs.next()) {

@@ -569,18 +569,20 @@ final class JobsBenchmark {
                     go.await();
                     Long[] ids = new Long[batch];
                     Long[] tokens = new Long[batch];
+                    Array kinds = c.createArrayOf("text", new String[] {"bench.raw"});
                     while (true) {
                         if (System.nanoTime() - deadline[0] > 0) {
                             capped.set(true);
                             return;
                         }
-                        // Parameters as JobStore.claim binds them: queue, queue, limit*2, limit, job_lease_ms, node_id.
+                        // As JobStore.claim binds them: queue, kinds, queue, limit*2, limit, job_lease_ms, node_id.
                         claim.setString(1, QUEUE);
-                        claim.setString(2, QUEUE);
-                        claim.setInt(3, batch * CANDIDATE_FACTOR);
-                        claim.setInt(4, batch);
-                        claim.setLong(5, leaseMs);
-                        claim.setString(6, owner);
+                        claim.setArray(2, kinds);
+                        claim.setString(3, QUEUE);
+                        claim.setInt(4, batch * CANDIDATE_FACTOR);
+                        claim.setInt(5, batch);
+                        claim.setLong(6, leaseMs);
+                        claim.setString(7, owner);
                         int n = 0;
                         long c0 = System.nanoTime();
                         try (ResultSet rs = claim.executeQuery()) {

@@ -5,7 +5,9 @@ import dev.baton.LeaseInfo;
 import dev.baton.NodeInfo;
 import dev.baton.NodeState;
 import dev.baton.OwnershipView;
+import dev.baton.FinishedStats;
 import dev.baton.QueueStats;
+import dev.baton.Schedules;
 import dev.baton.ScheduleInfo;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -56,11 +58,14 @@ final class StatusCommand implements Callable<Integer> {
         Baton baton = Baton.builder(ds).schema(schema).migrateOnStart(false).build();
         OwnershipView view = baton.nodes().ownership();
         List<QueueStats> queues = baton.jobs().stats();
-        List<ScheduleInfo> schedules = baton.schedules().list();
+        // An operator's look: counting the finished jobs kept for their retention is fine here (not polled).
+        Map<String, FinishedStats> finished = new LinkedHashMap<>();
+        baton.jobs().finishedStats().forEach(f -> finished.put(f.queue(), f));
+        List<ScheduleInfo> schedules = baton.schedules().list(null, Schedules.MAX_PAGE).items();
         Problems problems = problems(ds, schema);
         PrintWriter out = spec.commandLine().getOut();
-        out.print(json ? Json.write(toJson(schema, view, queues, schedules, problems))
-                : table(schema, view) + table(view, queues, schedules, problems));
+        out.print(json ? Json.write(toJson(schema, view, queues, finished, schedules, problems))
+                : table(schema, view) + table(view, queues, finished, schedules, problems));
         out.flush();
         return Main.EXIT_OK;
     }
@@ -203,18 +208,26 @@ final class StatusCommand implements Callable<Integer> {
         }
     }
 
-    private static String table(OwnershipView view, List<QueueStats> queues, List<ScheduleInfo> schedules, Problems p) {
+    private static String table(OwnershipView view, List<QueueStats> queues, Map<String, FinishedStats> finished,
+                                List<ScheduleInfo> schedules, Problems p) {
         StringBuilder sb = new StringBuilder("\n");
-        sb.append("QUEUES (").append(queues.size()).append(")\n");
-        if (queues.isEmpty()) {
+        java.util.Set<String> names = new java.util.TreeSet<>(finished.keySet());
+        Map<String, QueueStats> depth = new LinkedHashMap<>();
+        queues.forEach(q -> depth.put(q.queue(), q));
+        names.addAll(depth.keySet());
+        sb.append("QUEUES (").append(names.size()).append(")\n");
+        if (names.isEmpty()) {
             sb.append("  none\n");
         } else {
             List<String[]> rows = new ArrayList<>();
             rows.add(new String[] {"QUEUE", "AVAILABLE", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "OLDEST WAITING", "PAUSED"});
-            for (QueueStats qs : queues) {
-                rows.add(new String[] {qs.queue(), n(qs.available()), n(qs.running()), n(qs.succeeded()), n(qs.failed()),
-                        n(qs.cancelled()), qs.oldestAvailableRunAt().map(t -> ago(t, view.dbNow())).orElse("-"),
-                        qs.paused() ? "paused" : "-"});
+            for (String q : names) {
+                QueueStats qs = depth.get(q);
+                FinishedStats f = finished.getOrDefault(q, new FinishedStats(q, 0, 0, 0));
+                rows.add(new String[] {q, n(qs == null ? 0 : qs.available()), n(qs == null ? 0 : qs.running()),
+                        n(f.succeeded()), n(f.failed()), n(f.cancelled()),
+                        qs == null ? "-" : qs.oldestAvailableRunAt().map(t -> ago(t, view.dbNow())).orElse("-"),
+                        qs != null && qs.paused() ? "paused" : "-"});
             }
             render(sb, rows);
         }
@@ -230,9 +243,15 @@ final class StatusCommand implements Callable<Integer> {
                         si.enabled() && !si.paused() ? si.nextRunAt() + " (" + until(si.nextRunAt(), view.dbNow()) + ")" : "-",
                         si.lastFiredAt().map(t -> ago(t, view.dbNow())).orElse("never"),
                         si.lastJobState().map(st -> st.name().toLowerCase(java.util.Locale.ROOT)).orElse("-"),
-                        !si.enabled() ? "disabled" : si.paused() ? "paused" : "enabled"});
+                        !si.enabled() ? "disabled" : si.paused() ? "paused"
+                                : si.failing() ? "FAILING (" + si.errorCount() + "x since "
+                                        + ago(si.failingSince().orElseThrow(), view.dbNow()) + ")" : "enabled"});
             }
             render(sb, rows);
+            for (ScheduleInfo si : schedules) {
+                si.lastError().ifPresent(e -> sb.append("  ").append(si.name()).append(" cannot fire: ").append(e)
+                        .append('\n'));
+            }
         }
         sb.append('\n');
         sb.append("STUCK JOBS (").append(p.stuck()).append(": running with an expired attempt lease)\n");
@@ -287,19 +306,26 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     private static Map<String, Object> toJson(String schema, OwnershipView view, List<QueueStats> queues,
-                                              List<ScheduleInfo> schedules, Problems p) {
+                                              Map<String, FinishedStats> finished, List<ScheduleInfo> schedules,
+                                              Problems p) {
         Map<String, Object> root = toJson(schema, view);
         List<Object> qs = new ArrayList<>();
-        for (QueueStats q : queues) {
+        Map<String, QueueStats> depth = new LinkedHashMap<>();
+        queues.forEach(q -> depth.put(q.queue(), q));
+        java.util.Set<String> names = new java.util.TreeSet<>(finished.keySet());
+        names.addAll(depth.keySet());
+        for (String name : names) {
+            QueueStats q = depth.get(name);
+            FinishedStats f = finished.getOrDefault(name, new FinishedStats(name, 0, 0, 0));
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("queue", q.queue());
-            m.put("available", q.available());
-            m.put("running", q.running());
-            m.put("succeeded", q.succeeded());
-            m.put("failed", q.failed());
-            m.put("cancelled", q.cancelled());
-            m.put("oldestAvailableRunAt", q.oldestAvailableRunAt().map(Instant::toString).orElse(null));
-            m.put("paused", q.paused());
+            m.put("queue", name);
+            m.put("available", q == null ? 0 : q.available());
+            m.put("running", q == null ? 0 : q.running());
+            m.put("succeeded", f.succeeded());
+            m.put("failed", f.failed());
+            m.put("cancelled", f.cancelled());
+            m.put("oldestAvailableRunAt", q == null ? null : q.oldestAvailableRunAt().map(Instant::toString).orElse(null));
+            m.put("paused", q != null && q.paused());
             qs.add(m);
         }
         root.put("queues", qs);
@@ -320,6 +346,10 @@ final class StatusCommand implements Callable<Integer> {
             m.put("lastJobId", si.lastJobId().orElse(null));
             m.put("lastJobState", si.lastJobState().map(Enum::name).orElse(null));
             m.put("misfiredTotal", si.misfiredTotal());
+            m.put("failing", si.failing());
+            m.put("failingSince", si.failingSince().map(Instant::toString).orElse(null));
+            m.put("errorCount", si.errorCount());
+            m.put("lastError", si.lastError().orElse(null));
             ss.add(m);
         }
         root.put("schedules", ss);

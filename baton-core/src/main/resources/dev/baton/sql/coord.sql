@@ -30,6 +30,13 @@ SELECT set_config('lock_timeout', ?, true)
 -- Parameters: key (hashed to a 64-bit lock id).
 SELECT pg_advisory_xact_lock(hashtextextended(?, 0))
 
+-- name: cap_bounds
+-- Transaction-local bounds of a cap admission: how long to wait for the key's lock, how long any
+-- statement may run, and how long the transaction may sit idle (a paused admitter's session is ended
+-- so that its lock frees). Parameters: lock_timeout, statement_timeout, idle timeout (e.g. '500ms').
+SELECT set_config('lock_timeout', ?, true), set_config('statement_timeout', ?, true),
+       set_config('idle_in_transaction_session_timeout', ?, true)
+
 -- name: cap_count
 -- Run after the cap's advisory lock in the same transaction (a new statement, so a new snapshot
 -- that sees every holder committed before the lock was granted). Parameters: cap, key.
@@ -72,19 +79,22 @@ SELECT false, greatest(0, (extract(epoch FROM (greatest(r.tat, clock_timestamp()
  WHERE r.limiter = ? AND r.key = ? AND NOT EXISTS (SELECT 1 FROM allowed)
 
 -- name: purge_deliveries
+-- The purges compare with (SELECT clock_timestamp()), evaluated once per statement, so that the expiry
+-- index gives the range (a volatile call per row could not be an index condition).
 -- Parameters: limit.
 DELETE FROM ${schema}.inbound_delivery WHERE ctid IN (
-    SELECT ctid FROM ${schema}.inbound_delivery WHERE expires_at <= clock_timestamp() LIMIT ?)
+    SELECT ctid FROM ${schema}.inbound_delivery WHERE expires_at <= (SELECT clock_timestamp()) LIMIT ?)
 
 -- name: purge_tokens
 DELETE FROM ${schema}.single_use_token WHERE ctid IN (
-    SELECT ctid FROM ${schema}.single_use_token WHERE expires_at <= clock_timestamp() LIMIT ?)
+    SELECT ctid FROM ${schema}.single_use_token WHERE expires_at <= (SELECT clock_timestamp()) LIMIT ?)
 
 -- name: purge_slots
 DELETE FROM ${schema}.concurrency_slot WHERE ctid IN (
-    SELECT ctid FROM ${schema}.concurrency_slot WHERE expires_at <= clock_timestamp() LIMIT ?)
+    SELECT ctid FROM ${schema}.concurrency_slot WHERE expires_at <= (SELECT clock_timestamp()) LIMIT ?)
 
 -- name: purge_rates
 -- A key whose theoretical arrival time has passed holds no state worth keeping.
 DELETE FROM ${schema}.rate_limit WHERE ctid IN (
-    SELECT ctid FROM ${schema}.rate_limit WHERE tat <= clock_timestamp() LIMIT ?)
+    SELECT ctid FROM ${schema}.rate_limit WHERE tat <= (SELECT clock_timestamp()) LIMIT ?)
+

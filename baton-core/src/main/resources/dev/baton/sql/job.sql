@@ -44,14 +44,15 @@ SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (?::te
 
 -- name: claim
 -- Claims up to `limit` ready jobs of a queue as new attempts: FOR UPDATE SKIP LOCKED so claimers
--- never wait for each other; at most one job per concurrency key per claim, and none whose key
--- already has a running job. Two claimers racing on one key are settled by the unique index
--- job_running_key: the later one gets a unique violation, claims nothing and retries next poll.
--- Parameters: queue, queue, limit*2, limit, job_lease_ms, node_id.
+-- never wait for each other; only kinds this node handles (in a rolling deploy an older node leaves a
+-- new kind to a node that knows it, without using an attempt); at most one job per concurrency key per
+-- claim, and none whose key already has a running job. Two claimers racing on one key are settled by
+-- the unique index job_running_key: the later one gets a unique violation, claims nothing and retries
+-- next poll. Parameters: queue, kinds, queue, limit*2, limit, job_lease_ms, node_id.
 WITH candidates AS (
     SELECT id, priority, run_at, concurrency_key
       FROM ${schema}.job j
-     WHERE j.state = 'available' AND j.queue = ? AND j.run_at <= clock_timestamp()
+     WHERE j.state = 'available' AND j.queue = ? AND j.kind = ANY (?::text[]) AND j.run_at <= clock_timestamp()
        AND NOT EXISTS (SELECT 1 FROM ${schema}.job_queue q WHERE q.queue = ? AND q.paused)
        AND (j.concurrency_key IS NULL OR NOT EXISTS (
             SELECT 1 FROM ${schema}.job r WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
@@ -136,10 +137,13 @@ UPDATE ${schema}.job j
 RETURNING j.id, j.state
 
 -- name: release
--- Graceful drain: give running attempts back at once, not counted as an attempt.
+-- Graceful drain: give attempts whose handler has ended back at once, not counted as an attempt. A job
+-- whose cancellation was requested ends cancelled instead: it is not made available again.
 -- Parameters: ids, tokens.
 UPDATE ${schema}.job j
-   SET state = 'available', attempt = greatest(j.attempt - 1, 0), run_at = clock_timestamp(),
+   SET state = CASE WHEN j.cancel_requested THEN 'cancelled' ELSE 'available' END,
+       finished_at = CASE WHEN j.cancel_requested THEN clock_timestamp() END,
+       attempt = greatest(j.attempt - 1, 0), run_at = clock_timestamp(),
        attempt_token = NULL, lease_expires_at = NULL, claimed_by = NULL
   FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
  WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
@@ -154,7 +158,7 @@ RETURNING j.id
 -- Parameters: limit, max_stalls, max_stalls, node_id, channel.
 WITH expired AS (
     SELECT id FROM ${schema}.job
-     WHERE state = 'running' AND lease_expires_at < clock_timestamp()
+     WHERE state = 'running' AND lease_expires_at < (SELECT clock_timestamp())
      ORDER BY lease_expires_at
      LIMIT ?
        FOR UPDATE SKIP LOCKED
@@ -189,10 +193,12 @@ UPDATE ${schema}.job
 RETURNING state
 
 -- name: retry
--- A failed or cancelled job runs again now, with at least one more attempt allowed. Parameters: id.
+-- A failed or cancelled job runs again now, with at least one more attempt allowed. At the ceiling of
+-- max_attempts (1000) the ceiling stays: a failure of that extra attempt still ends the job failed,
+-- because the fail statement compares attempt < max_attempts. Parameters: id.
 UPDATE ${schema}.job
    SET state = 'available', run_at = clock_timestamp(), finished_at = NULL, cancel_requested = false,
-       max_attempts = greatest(max_attempts, attempt + 1), stall_count = 0
+       max_attempts = least(greatest(max_attempts, attempt + 1), 1000), stall_count = 0
  WHERE id = ? AND state IN ('failed', 'cancelled')
 RETURNING id
 
@@ -207,7 +213,7 @@ SELECT id, queue, kind, payload::text AS payload, priority, state, run_at, attem
 DELETE FROM ${schema}.job WHERE id IN (
     SELECT id FROM ${schema}.job
      WHERE state IN ('succeeded', 'failed', 'cancelled')
-       AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
+       AND finished_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
      ORDER BY finished_at
      LIMIT ?)
 
@@ -217,8 +223,63 @@ INSERT INTO ${schema}.job_queue (queue, paused) VALUES (?, ?)
 ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused, updated_at = clock_timestamp()
 
 -- name: queue_stats
-SELECT j.queue, j.state, count(*) AS n, min(j.run_at) FILTER (WHERE j.state = 'available') AS oldest_run_at,
+-- Depth per queue, on the partial indexes of available and running jobs only (never a scan of the
+-- finished jobs kept for their retention), plus paused queues without jobs.
+WITH depth AS (
+    SELECT queue, count(*) AS available, 0::bigint AS running, min(run_at) AS oldest_run_at
+      FROM ${schema}.job WHERE state = 'available' GROUP BY queue
+    UNION ALL
+    SELECT queue, 0, count(*), NULL FROM ${schema}.job WHERE state = 'running' GROUP BY queue
+    UNION ALL
+    SELECT queue, 0, 0, NULL FROM ${schema}.job_queue WHERE paused
+)
+SELECT d.queue, sum(d.available) AS available, sum(d.running) AS running, min(d.oldest_run_at) AS oldest_run_at,
        coalesce(bool_or(q.paused), false) AS paused
-  FROM ${schema}.job j LEFT JOIN ${schema}.job_queue q ON q.queue = j.queue
- GROUP BY j.queue, j.state
- ORDER BY j.queue, j.state
+  FROM depth d LEFT JOIN ${schema}.job_queue q ON q.queue = d.queue
+ GROUP BY d.queue
+ ORDER BY d.queue
+
+-- name: finished_stats
+-- Finished jobs per queue and state, over everything kept for the retention period: reads every
+-- finished row, so it is for an operator's occasional look, not for periodic polling.
+SELECT queue, state, count(*) AS n
+  FROM ${schema}.job WHERE state IN ('succeeded', 'failed', 'cancelled')
+ GROUP BY queue, state
+ ORDER BY queue, state
+
+-- name: fail_unhandled
+-- Available jobs that have been due for longer than the timeout and whose kind no live node handles
+-- end failed with a clear error. The kinds of available jobs come from a loose index scan of
+-- job_available_kind (one probe per distinct kind), not from a scan of the queue. A live node that
+-- does not say which kinds it handles (an older version) might handle any: then nothing is failed.
+-- Parameters: timeout_ms, limit, timeout_ms.
+WITH RECURSIVE kinds AS (
+    (SELECT kind FROM ${schema}.job WHERE state = 'available' ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.kind FROM ${schema}.job j WHERE j.state = 'available' AND j.kind > k.kind ORDER BY j.kind LIMIT 1)
+      FROM kinds k WHERE k.kind IS NOT NULL
+), live AS (
+    SELECT n.meta FROM ${schema}.node n
+     WHERE n.state <> 'stopped'
+       AND n.heartbeat_at + 3 * n.heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
+), unhandled AS (
+    SELECT k.kind FROM kinds k
+     WHERE k.kind IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' IS NULL)
+       AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' @> jsonb_build_array(k.kind))
+), picked AS (
+    SELECT j.id FROM ${schema}.job j JOIN unhandled u ON j.kind = u.kind
+     WHERE j.state = 'available' AND j.run_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+     LIMIT ?
+       FOR UPDATE OF j SKIP LOCKED
+)
+UPDATE ${schema}.job j
+   SET state = 'failed', finished_at = clock_timestamp(),
+       errors = j.errors || jsonb_build_array(jsonb_build_object(
+           'attempt', j.attempt, 'at', clock_timestamp(), 'class', 'UnhandledJobKind',
+           'message', format('no live node handles job kind %L and the job waited longer than %s s '
+                             || '(unhandledKindTimeout); register a handler for the kind, then retry the job',
+                             j.kind, round(? / 1000.0, 3))))
+  FROM picked
+ WHERE j.id = picked.id AND j.state = 'available'
+RETURNING j.id, j.queue, j.kind

@@ -3,23 +3,44 @@
 -- TTLs are bound as milliseconds.
 
 -- name: acquire
--- Takes a free or expired lease, or creates it, or re-grants it to its current owner (whose earlier
--- acquisition may have committed after the owner gave up waiting for the answer). A new generation
--- on every grant, re-acquisition by the same owner included, so every earlier grant is void. If another transaction holds the row (a fenced write
--- under FOR SHARE, a renewal), this waits and then re-checks expiry on the newest row version.
--- Parameters: name, owner_id, ttl_ms, owner_meta, ttl_ms, name.
-WITH acquired AS (
-    INSERT INTO ${schema}.lease AS l (name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_meta)
-    VALUES (?, ?, 1, clock_timestamp(), clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond', ?::jsonb)
-    ON CONFLICT (name) DO UPDATE
-       SET owner_id    = excluded.owner_id,
-           generation  = l.generation + 1,
+-- Takes a free or expired lease, or creates it, or re-grants it to the acquisition that holds it (an
+-- acquisition retried after its answer was lost: the statement may have committed). The re-grant is
+-- only for that same acquisition, never for another caller with the same owner id: two threads, two
+-- runners or two processes sharing an owner id exclude each other like any two owners. Every grant gets
+-- a new generation, strictly higher than the row's previous one and drawn from a sequence shared by
+-- every lease of the schema, so generations never repeat even after an idle row is pruned and created
+-- again; an attempt that takes nothing draws nothing. If another transaction holds the row (a fenced
+-- write under FOR SHARE, a renewal), the update waits, then re-checks expiry on the newest row version
+-- (Read Committed); times are taken after that wait. A row inserted by a racing first acquisition after
+-- this statement's snapshot makes it take nothing (the caller tries again).
+-- Parameters: name, owner_id, ttl_ms, owner_meta, acquisition.
+WITH p AS (
+    SELECT ?::text AS name, ?::text AS owner_id, ?::bigint AS ttl_ms, ?::jsonb AS owner_meta, ?::text AS acquisition
+), updated AS (
+    UPDATE ${schema}.lease l
+       SET owner_id    = p.owner_id,
+           generation  = greatest(nextval('${schema}.lease_generation'), l.generation + 1),
            acquired_at = clock_timestamp(),
            renewed_at  = clock_timestamp(),
-           expires_at  = clock_timestamp() + ? * interval '1 millisecond',
-           owner_meta  = excluded.owner_meta
-     WHERE l.owner_id IS NULL OR l.expires_at <= clock_timestamp() OR l.owner_id = excluded.owner_id
+           expires_at  = clock_timestamp() + p.ttl_ms * interval '1 millisecond',
+           owner_meta  = p.owner_meta,
+           acquisition = p.acquisition
+      FROM p
+     WHERE l.name = p.name
+       AND (l.owner_id IS NULL OR l.expires_at <= clock_timestamp()
+            OR (l.owner_id = p.owner_id AND l.acquisition = p.acquisition))
+    RETURNING l.name, l.owner_id, l.generation, l.acquired_at, l.expires_at
+), inserted AS (
+    INSERT INTO ${schema}.lease (name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_meta,
+                                 acquisition)
+    SELECT p.name, p.owner_id, nextval('${schema}.lease_generation'), clock_timestamp(), clock_timestamp(),
+           clock_timestamp() + p.ttl_ms * interval '1 millisecond', p.owner_meta, p.acquisition
+      FROM p
+     WHERE NOT EXISTS (SELECT 1 FROM ${schema}.lease l WHERE l.name = p.name)
+    ON CONFLICT (name) DO NOTHING
     RETURNING name, owner_id, generation, acquired_at, expires_at
+), acquired AS (
+    SELECT * FROM updated UNION ALL SELECT * FROM inserted
 ), ended AS (
     UPDATE ${schema}.lease_history h
        SET ended_at = a.acquired_at, end_reason = 'expired'
@@ -31,9 +52,9 @@ WITH acquired AS (
 )
 SELECT true AS acquired, owner_id, generation, acquired_at, expires_at, clock_timestamp() AS db_now FROM acquired
 UNION ALL
-SELECT false, owner_id, generation, acquired_at, expires_at, clock_timestamp()
-  FROM ${schema}.lease
- WHERE name = ? AND NOT EXISTS (SELECT 1 FROM acquired)
+SELECT false, l.owner_id, l.generation, l.acquired_at, l.expires_at, clock_timestamp()
+  FROM ${schema}.lease l, p
+ WHERE l.name = p.name AND NOT EXISTS (SELECT 1 FROM acquired)
 
 -- name: renew
 -- Extends the lease only for its current owner and generation, and only while it has not expired:
@@ -65,8 +86,8 @@ SELECT pg_notify(?, r.name) FROM released r
 -- name: close_history
 -- Closes earlier generations left open (see Leases#closeEarlierHistory). Parameters: name, generation.
 UPDATE ${schema}.lease_history h
-   SET ended_at = coalesce((SELECT acquired_at FROM ${schema}.lease_history n
-                             WHERE n.name = h.name AND n.generation = h.generation + 1), clock_timestamp()),
+   SET ended_at = coalesce((SELECT min(n.acquired_at) FROM ${schema}.lease_history n
+                             WHERE n.name = h.name AND n.generation > h.generation), clock_timestamp()),
        end_reason = 'expired'
  WHERE h.name = ? AND h.generation < ? AND h.ended_at IS NULL
 
@@ -77,8 +98,13 @@ UPDATE ${schema}.lease_history h
 -- check. A plain subquery would read the snapshot and let a stale write through.
 -- The second column bounds how long this transaction may sit idle holding the lock (a paused
 -- writer must not block a takeover forever): set_config(..., true) is transaction-local.
--- Parameters: idle_timeout (text, e.g. '15000ms'), name, owner_id, generation.
-SELECT l.generation, set_config('idle_in_transaction_session_timeout', ?, true)
+-- The idle bound is the time the lease has left (at least 1 ms): a writer paused inside its fenced
+-- transaction is ended by the server about when its lease expires, so a takeover waits for it at most
+-- until then plus the time the lease had left when the fence ran (docs/decisions/0012).
+-- Parameters: name, owner_id, generation.
+SELECT l.generation,
+       set_config('idle_in_transaction_session_timeout',
+                  greatest(1, ceil(extract(epoch FROM l.expires_at - clock_timestamp()) * 1000))::bigint || 'ms', true)
   FROM ${schema}.lease l
  WHERE l.name = ? AND l.owner_id = ? AND l.generation = ? AND l.expires_at > clock_timestamp()
    FOR SHARE OF l
@@ -90,10 +116,57 @@ SELECT name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_me
  WHERE name = ?
 
 -- name: list
+-- One page in name order after a cursor ('' for the first). Parameters: after, limit.
 SELECT name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_meta::text AS owner_meta,
        clock_timestamp() AS db_now
   FROM ${schema}.lease
+ WHERE name > ?
  ORDER BY name
+ LIMIT ?
+
+-- name: held
+-- Leases held right now (unexpired, with an owner): a range of the expiry index, however many idle
+-- rows the table keeps ((SELECT clock_timestamp()) is evaluated once, so it can bound the index scan);
+-- then in name order. Parameters: limit.
+SELECT * FROM (
+    SELECT name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_meta::text AS owner_meta,
+           clock_timestamp() AS db_now
+      FROM ${schema}.lease
+     WHERE expires_at > (SELECT clock_timestamp()) AND owner_id IS NOT NULL
+     ORDER BY expires_at
+     LIMIT ?) h
+ ORDER BY name
+
+-- name: prune
+-- Lease rows idle (released, or expired and not renewed) for longer than the retention: deleting them
+-- is safe because a later grant of the same name draws its generation from the shared sequence, so it
+-- is higher than any generation this row ever had. A row whose generation is above the sequence (set by
+-- a node of an older version, which counted per row) is kept. Parameters: retention_ms, limit.
+DELETE FROM ${schema}.lease WHERE name IN (
+    SELECT name FROM ${schema}.lease
+     WHERE expires_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+       AND generation <= (SELECT last_value FROM ${schema}.lease_generation)
+     ORDER BY expires_at
+     LIMIT ?
+       FOR UPDATE SKIP LOCKED)
+
+-- name: prune_history
+-- Ended terms older than the retention. Parameters: retention_ms, limit.
+DELETE FROM ${schema}.lease_history WHERE ctid IN (
+    SELECT ctid FROM ${schema}.lease_history
+     WHERE ended_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+     ORDER BY ended_at
+     LIMIT ?)
+
+-- name: prune_open_history
+-- A term never closed (its lease expired and nobody acquired it since) whose lease row was pruned: it
+-- is ended for good; the open rows are few (one per lease), on their own partial index.
+-- Parameters: retention_ms, limit.
+DELETE FROM ${schema}.lease_history h WHERE ctid IN (
+    SELECT ctid FROM ${schema}.lease_history o
+     WHERE o.ended_at IS NULL AND o.acquired_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.lease l WHERE l.name = o.name)
+     LIMIT ?)
 
 -- name: history
 -- Parameters: name, limit.

@@ -24,8 +24,45 @@ UPDATE ${schema}.node
        stopped_at = CASE WHEN ? = 'stopped' THEN clock_timestamp() END
  WHERE id = ?
 
+-- name: live_twin
+-- Another process registered under the same id that still looks alive (heartbeat fresh, not stopped):
+-- node ids must be unique per process. Parameters: id, this process's instance id.
+SELECT host, pid, (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::bigint AS ago_ms
+  FROM ${schema}.node
+ WHERE id = ? AND state <> 'stopped'
+   AND heartbeat_at + 3 * heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
+   AND meta ->> 'instance' IS DISTINCT FROM ?
+
 -- name: list
+-- One page in id order after a cursor ('' for the first). Parameters: after, limit.
 SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
        meta::text AS meta, clock_timestamp() AS db_now
   FROM ${schema}.node
+ WHERE id > ?
  ORDER BY id
+ LIMIT ?
+
+-- name: get
+-- Parameters: id.
+SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
+       meta::text AS meta, clock_timestamp() AS db_now
+  FROM ${schema}.node
+ WHERE id = ?
+
+-- name: recent
+-- The nodes an ownership view shows: every node not stopped, then the most recently stopped ones.
+-- The table is bounded by its retention (see prune). Parameters: limit.
+SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
+       meta::text AS meta, clock_timestamp() AS db_now
+  FROM ${schema}.node
+ ORDER BY state = 'stopped', coalesce(stopped_at, heartbeat_at) DESC, id
+ LIMIT ?
+
+-- name: prune
+-- Nodes gone for longer than the retention: stopped that long ago, or silent that long (crashed and
+-- never back; default node ids are new at every start). Parameters: retention_ms, limit.
+DELETE FROM ${schema}.node WHERE id IN (
+    SELECT id FROM ${schema}.node
+     WHERE heartbeat_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+     ORDER BY heartbeat_at
+     LIMIT ?)

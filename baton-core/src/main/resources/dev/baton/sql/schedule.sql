@@ -87,25 +87,41 @@ UPDATE ${schema}.schedule s
 RETURNING s.name
 
 -- name: due
--- Parameters: limit.
+-- Schedules due now, oldest first; one that failed to fire waits out its backoff (retry_at), so it never
+-- stands in the way of the others. Parameters: limit.
 SELECT name, spec_kind, spec, time_zone, job_kind, job_queue, job_payload::text AS job_payload, job_priority,
        job_max_attempts, misfire_policy, catch_up_limit, misfire_threshold_ms, allow_overlap, next_run_at,
        clock_timestamp() AS db_now
   FROM ${schema}.schedule
- WHERE enabled AND NOT paused AND next_run_at <= clock_timestamp()
+ WHERE enabled AND NOT paused AND next_run_at <= (SELECT clock_timestamp())
+   AND (retry_at IS NULL OR retry_at <= (SELECT clock_timestamp()))
  ORDER BY next_run_at
  LIMIT ?
 
 -- name: next_due
-SELECT min(next_run_at) - clock_timestamp() FROM ${schema}.schedule WHERE enabled AND NOT paused
+SELECT min(greatest(next_run_at, coalesce(retry_at, next_run_at))) - clock_timestamp()
+  FROM ${schema}.schedule WHERE enabled AND NOT paused
+
+-- name: record_failure
+-- A schedule that could not fire (an unknown zone, a corrupt stored spec, a job that cannot be built):
+-- recorded, and retried after a backoff that doubles per failure from the poll interval up to 5 minutes.
+-- Only if it still waits at the instant that failed. Parameters: error, poll_ms, name, seen next_run_at.
+UPDATE ${schema}.schedule
+   SET failing_since = coalesce(failing_since, clock_timestamp()), error_count = error_count + 1,
+       last_error = left(?, 2000),
+       retry_at = clock_timestamp() + least(? * power(2, least(error_count, 12)), 300000) * interval '1 millisecond'
+ WHERE name = ? AND next_run_at = ?
+RETURNING error_count
 
 -- name: advance
 -- The compare-and-set of firing: only the scheduler that saw next_run_at = :seen advances it.
+-- A successful firing clears any failure recorded before.
 -- Parameters: next_run_at, last_due_at, last_job_id, misfired, misfired, name, seen.
 UPDATE ${schema}.schedule
    SET next_run_at = ?, last_due_at = coalesce(?, last_due_at), last_fired_at = clock_timestamp(),
        last_job_id = coalesce(?, last_job_id), misfired_total = misfired_total + ?,
-       last_misfire_at = CASE WHEN ? > 0 THEN clock_timestamp() ELSE last_misfire_at END
+       last_misfire_at = CASE WHEN ? > 0 THEN clock_timestamp() ELSE last_misfire_at END,
+       failing_since = NULL, error_count = 0, last_error = NULL, retry_at = NULL
  WHERE name = ? AND next_run_at = ?
 
 -- name: set_paused
@@ -113,11 +129,23 @@ UPDATE ${schema}.schedule
 UPDATE ${schema}.schedule SET paused = ?, updated_at = clock_timestamp() WHERE name = ?
 
 -- name: list
+-- One page in name order after a cursor ('' for the first). Parameters: after, limit.
 SELECT s.name, s.owner_app, s.spec_kind, s.spec, s.time_zone, s.job_kind, s.job_queue, s.misfire_policy,
        s.allow_overlap, s.enabled, s.paused, s.declared_by, s.definition_version, s.next_run_at, s.last_due_at,
-       s.last_fired_at, s.last_job_id, s.misfired_total, j.state AS last_job_state
+       s.last_fired_at, s.last_job_id, s.misfired_total, s.failing_since, s.error_count, s.last_error,
+       s.retry_at, j.state AS last_job_state
   FROM ${schema}.schedule s LEFT JOIN ${schema}.job j ON j.id = s.last_job_id
+ WHERE s.name > ?
  ORDER BY s.name
+ LIMIT ?
+
+-- name: prune
+-- Schedules disabled (no live version declares them) for longer than the retention. A version that
+-- declares one again later inserts it anew. Parameters: retention_ms, limit.
+DELETE FROM ${schema}.schedule WHERE name IN (
+    SELECT name FROM ${schema}.schedule
+     WHERE NOT enabled AND disabled_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+     LIMIT ?)
 
 -- name: job_of
 -- Parameters: name.

@@ -46,6 +46,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@value #QUEUE_DEPTH} (gauge; queue, state = available | running) and {@value #QUEUE_LAG}
  *       (gauge, seconds; queue) — from {@link #bindQueueDepth}</li>
  *   <li>{@value #SCHEDULE_FIRE_DELAY} (timer; schedule) — due instant to firing</li>
+ *   <li>{@value #SCHEDULE_FAILURES} (counter; schedule) — attempts to fire that failed (an unknown zone, a
+ *       corrupt stored spec); the schedule is retried with a backoff, and shown as failing by {@code status}</li>
  *   <li>{@value #COORDINATION_FALLBACKS} (counter; primitive = dedupe | concurrency_cap | rate_limiter)</li>
  * </ul>
  * Job kinds and schedule names become tag values: keep them a bounded set (they usually are).
@@ -63,11 +65,12 @@ public final class BatonMicrometer implements BatonMetrics {
     public static final String QUEUE_DEPTH = "baton.jobs.queue.depth";
     public static final String QUEUE_LAG = "baton.jobs.queue.lag";
     public static final String SCHEDULE_FIRE_DELAY = "baton.schedules.fire.delay";
+    public static final String SCHEDULE_FAILURES = "baton.schedules.failures";
     public static final String COORDINATION_FALLBACKS = "baton.coordination.fallbacks";
     /** Every meter name above, for documentation and tests. */
     public static final List<String> METER_NAMES = List.of(LEADERSHIP_ACQUIRED, LEADERSHIP_REVOKED, LEASE_RENEW,
             JOBS_ENQUEUED, JOBS_CLAIMED, JOBS_CLAIM_LATENCY, JOBS_COMPLETED, JOBS_EXECUTION, JOBS_RESCUED, QUEUE_DEPTH,
-            QUEUE_LAG, SCHEDULE_FIRE_DELAY, COORDINATION_FALLBACKS);
+            QUEUE_LAG, SCHEDULE_FIRE_DELAY, SCHEDULE_FAILURES, COORDINATION_FALLBACKS);
     /** The shortest refresh interval of the queue gauges: each refresh is one grouped query. */
     public static final Duration MIN_QUEUE_REFRESH = Duration.ofSeconds(1);
 
@@ -133,6 +136,12 @@ public final class BatonMicrometer implements BatonMetrics {
     public void scheduleFired(String schedule, Duration delay) {
         timer(SCHEDULE_FIRE_DELAY, "from a schedule's due instant to its firing", Tags.of("schedule", schedule))
                 .record(delay);
+    }
+
+    @Override
+    public void scheduleFailed(String schedule) {
+        counter(SCHEDULE_FAILURES, "attempts to fire a schedule that failed (it is retried with a backoff)",
+                Tags.of("schedule", schedule)).increment();
     }
 
     @Override

@@ -117,6 +117,15 @@ class BatonMicrometerTest {
     }
 
     @Test
+    void aScheduleThatCannotFireIsCounted() {
+        BatonMicrometer metrics = new BatonMicrometer(registry);
+        metrics.scheduleFailed("broken");
+        metrics.scheduleFailed("broken");
+        assertThat(registry.get(BatonMicrometer.SCHEDULE_FAILURES).tag("schedule", "broken").counter().count())
+                .isEqualTo(2);
+    }
+
+    @Test
     void aTooShortQueueRefreshIsRefusedWithTheRule() {
         BatonMicrometer metrics = new BatonMicrometer(registry);
         baton = Baton.builder(pool).schema(schema).build();

@@ -26,7 +26,7 @@ public class BatonHealthIndicator extends AbstractHealthIndicator {
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        Optional<NodeInfo> me = baton.nodes().list().stream().filter(n -> n.id().equals(baton.nodeId())).findFirst();
+        Optional<NodeInfo> me = baton.nodes().get(baton.nodeId());
         builder.withDetail("node", baton.nodeId()).withDetail("schema", baton.schema())
                 .withDetail("notifications", baton.notificationsActive() ? "LISTEN" : "polling");
         if (me.isEmpty()) {

@@ -42,6 +42,12 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
     private final Map<Method, Spec> specs = new ConcurrentHashMap<>();
     /** One call per name at a time on this node (the lease is per node, not per thread). */
     private final Map<String, ReentrantLock> local = new ConcurrentHashMap<>();
+    /**
+     * This node's acquisition per name, used only under that name's local lock: a run may take the lease
+     * again while its previous run's hold lasts (it keeps its turn); other nodes, and any other caller of
+     * the same name here, are other acquisitions and skip.
+     */
+    private final Map<String, String> acquisitions = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "baton-single-runner-renewal");
         t.setDaemon(true);
@@ -74,7 +80,8 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
             long start = System.nanoTime();
             Optional<LeaseGrant> acquired;
             try {
-                acquired = leases.tryAcquire(spec.name(), b.nodeId(), spec.leaseTtl());
+                acquired = leases.tryAcquire(spec.name(), b.nodeId(), spec.leaseTtl(),
+                        acquisitions.computeIfAbsent(spec.name(), n -> Leases.newAcquisition()));
             } catch (RuntimeException e) {
                 log.warn("single runner '{}': lease could not be taken ({}); call skipped", spec.name(), e.getMessage());
                 return skipped(method);

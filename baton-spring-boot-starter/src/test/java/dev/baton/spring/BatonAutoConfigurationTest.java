@@ -63,7 +63,7 @@ class BatonAutoConfigurationTest extends StarterTestSupport {
                     Baton baton = context.getBean(Baton.class);
                     assertThat(baton.nodeId()).isEqualTo("spring-1");
                     assertThat(baton.schema()).isEqualTo(schema);
-                    assertThat(baton.nodes().list()).singleElement().satisfies(n -> {
+                    assertThat(baton.nodes().list(null, 100).items()).singleElement().satisfies(n -> {
                         assertThat(n.id()).isEqualTo("spring-1");
                         assertThat(n.state()).isEqualTo(NodeState.ACTIVE);
                     });
@@ -75,7 +75,7 @@ class BatonAutoConfigurationTest extends StarterTestSupport {
                 });
         // Closing the context drained and stopped the node.
         try (var probe = new ProbeNode(pool, schema)) {
-            assertThat(probe.baton().nodes().list()).singleElement()
+            assertThat(probe.baton().nodes().list(null, 100).items()).singleElement()
                     .satisfies(n -> assertThat(n.state()).isEqualTo(NodeState.STOPPED));
         }
     }
@@ -90,7 +90,7 @@ class BatonAutoConfigurationTest extends StarterTestSupport {
                     long id = baton.jobs().enqueue(JobRequest.of("greet", new Greeting("ada"))).id();
                     Awaitility.await().atMost(WAIT).until(() -> greeter.greeted.containsAll(Set.of("ada@default", "tick")));
                     Awaitility.await().atMost(WAIT).until(() -> baton.jobs().get(id).orElseThrow().state() == JobState.SUCCEEDED);
-                    assertThat(baton.schedules().list()).extracting(s -> s.name()).containsExactly("tick");
+                    assertThat(baton.schedules().list(null, 100).items()).extracting(s -> s.name()).containsExactly("tick");
                     MeterRegistry registry = context.getBean(MeterRegistry.class);
                     Awaitility.await().atMost(WAIT).untilAsserted(() -> assertThat(registry.get(BatonMicrometer.JOBS_COMPLETED)
                             .tag("kind", "greet").tag("outcome", "succeeded").counter().count()).isEqualTo(1));

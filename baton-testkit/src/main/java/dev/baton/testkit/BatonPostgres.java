@@ -52,6 +52,16 @@ public final class BatonPostgres implements BeforeAllCallback, BeforeEachCallbac
   /** Environment variable that is {@code transaction} when {@link #pooled()} is true. */
   public static final String POOLED_ENV = "BATON_POOLED";
 
+  /**
+   * Environment variable choosing how {@link #newApplicationPool} configures the pools a test hands
+   * to the code under test: unset for {@link #newPool}'s settings, {@code user} for the settings
+   * applications run with (FAULTS.md E04).
+   */
+  public static final String POOL_PROFILE_ENV = "BATON_POOL_PROFILE";
+
+  /** The pool size of the {@code user} profile: whatever size a test asks for. */
+  public static final int USER_PROFILE_POOL_SIZE = 2;
+
   private static final Logger log = LoggerFactory.getLogger(BatonPostgres.class);
 
   /** PostgreSQL's limit on identifier length (NAMEDATALEN - 1). */
@@ -147,6 +157,52 @@ public final class BatonPostgres implements BeforeAllCallback, BeforeEachCallbac
     // Fail construction (not the first test query) if the server is unreachable.
     config.setInitializationFailTimeout(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis());
     return new HikariDataSource(config);
+  }
+
+  /**
+   * Creates a pool configured the way an application would hand it to the code under test. By
+   * default this is {@link #newPool(String, int)}. With {@value #POOL_PROFILE_ENV}{@code =user} it is
+   * the configuration users run and that FAULTS.md E04 names: {@code autoCommit=false} (the usual JPA
+   * tuning), default isolation {@code REPEATABLE READ}, {@value #USER_PROFILE_POOL_SIZE} connections
+   * whatever {@code maxSize} asks, and a 1 s connection timeout. Tests pass such pools to Baton and
+   * keep {@link #newPool} for their own reads and writes.
+   *
+   * @param poolName name shown in Hikari's logs and thread names; not blank
+   * @param maxSize maximum number of connections outside the user profile, at least 1
+   * @return a started pool that the caller must close
+   */
+  public HikariDataSource newApplicationPool(String poolName, int maxSize) {
+    if (!userPoolProfile()) {
+      return newPool(poolName, maxSize);
+    }
+    Objects.requireNonNull(poolName, "poolName");
+    if (maxSize < 1) {
+      throw new IllegalArgumentException("maxSize must be at least 1, was " + maxSize);
+    }
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(jdbcUrl());
+    config.setPoolName(poolName);
+    config.setMaximumPoolSize(USER_PROFILE_POOL_SIZE);
+    config.setMinimumIdle(0);
+    config.setAutoCommit(false);
+    if (!pooled()) {
+      // Through a transaction pooler the session default would leak to other clients of the server session.
+      config.setTransactionIsolation("TRANSACTION_REPEATABLE_READ");
+    }
+    config.setConnectionTimeout(1000);
+    config.setInitializationFailTimeout(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis());
+    return new HikariDataSource(config);
+  }
+
+  /**
+   * Whether {@link #newApplicationPool} gives pools configured as users configure them: true exactly
+   * when {@value #POOL_PROFILE_ENV} is {@code user} (case insensitive).
+   *
+   * @return true in the user pool profile
+   */
+  public boolean userPoolProfile() {
+    String profile = System.getenv(POOL_PROFILE_ENV);
+    return profile != null && profile.trim().equalsIgnoreCase("user");
   }
 
   /**

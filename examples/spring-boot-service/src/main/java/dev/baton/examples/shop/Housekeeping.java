@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Background work that must not run once per instance: a durable Baton sweep, and a plain
@@ -18,11 +19,13 @@ import org.springframework.stereotype.Component;
 @Component
 public class Housekeeping {
     private final JdbcTemplate jdbc;
+    private final TransactionTemplate tx;
     private final Baton baton;
     private final String schema;
 
-    public Housekeeping(JdbcTemplate jdbc, Baton baton, ShopTables tables) {
+    public Housekeeping(JdbcTemplate jdbc, TransactionTemplate tx, Baton baton, ShopTables tables) {
         this.jdbc = jdbc;
+        this.tx = tx;
         this.baton = baton;
         this.schema = tables.schema();
     }
@@ -30,10 +33,12 @@ public class Housekeeping {
     /** A durable sweep: one job per interval across all instances. */
     @BatonSchedule(name = "expire-carts", every = "${shop.sweep-interval:1m}")
     public void expireCarts(JobContext ctx) {
-        int expired = jdbc.update("DELETE FROM " + schema + ".carts WHERE expires_at < clock_timestamp()");
-        // Keyed by the job: a retried attempt of the same run does not count twice.
-        jdbc.update("INSERT INTO " + schema + ".sweep_runs (job_id, node, expired_carts) VALUES (?, ?, ?) "
-                + "ON CONFLICT (job_id) DO NOTHING", ctx.jobId(), baton.nodeId(), expired);
+        tx.executeWithoutResult(status -> {
+            int expired = jdbc.update("DELETE FROM " + schema + ".carts WHERE expires_at < clock_timestamp()");
+            // Keyed by the job: a retried attempt of the same run does not count twice.
+            jdbc.update("INSERT INTO " + schema + ".sweep_runs (job_id, node, expired_carts) VALUES (?, ?, ?) "
+                    + "ON CONFLICT (job_id) DO NOTHING", ctx.jobId(), baton.nodeId(), expired);
+        });
     }
 
     /** An existing @Scheduled method; one instance runs each period, its write fenced by the lease. */

@@ -25,6 +25,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * Two instances of the shop (two Spring application contexts, two Baton nodes) on one database: the
  * sweep and the single-runner {@code @Scheduled} method run once per interval, not once per instance.
+ * The pool is tuned as JPA services tune it, {@code spring.datasource.hikari.auto-commit=false}
+ * (FAULTS.md E04): every Baton operation still commits what it reports.
  */
 class TwoInstancesTest {
     @RegisterExtension
@@ -43,6 +45,7 @@ class TwoInstancesTest {
                 .web(WebApplicationType.NONE)
                 .run(args("spring.datasource.url=" + PG.jdbcUrl(),
                         "spring.datasource.hikari.maximum-pool-size=8",
+                        "spring.datasource.hikari.auto-commit=false",
                         "baton.schema=" + batonSchema, "shop.schema=" + shopSchema, "baton.node-id=" + node,
                         "baton.notifications=" + (PG.pooled() ? "POLL" : "AUTO"),
                         "baton.maintenance.lease-ttl=2s", "baton.maintenance.renew-interval=400ms",

@@ -1,0 +1,220 @@
+package dev.baton;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Map;
+import java.util.Objects;
+import java.util.WeakHashMap;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How Baton runs its own statements on connections it borrows from a {@link DataSource}, so that every
+ * operation commits what it reports <em>whatever the pool's defaults</em>, runs in READ COMMITTED, and
+ * leaves no session state behind on the connection it returns.
+ *
+ * <p>A pool may hand out connections with {@code autoCommit=false} (the usual JPA tuning) or with a
+ * session default isolation of REPEATABLE READ or SERIALIZABLE. Baton's statements are written for
+ * READ COMMITTED: a row changed by a concurrent transaction is re-read, not a serialization failure;
+ * a statement after an advisory lock sees everything committed before the lock was granted. So:
+ * <ul>
+ *   <li>{@link #call} runs a unit of work that needs no atomicity across statements. On a connection
+ *       in auto-commit mode whose session defaults to READ COMMITTED (the common case) the statements
+ *       run as they are, each its own transaction: no extra round trip. Otherwise the work runs in an
+ *       explicit transaction that Baton commits.</li>
+ *   <li>{@link #transaction} runs work that must be atomic: always an explicit transaction, committed by
+ *       Baton, failures rolled back, a connection failure during COMMIT reported as
+ *       {@link UnknownOutcomeException}.</li>
+ * </ul>
+ * The isolation level is changed with {@code SET TRANSACTION ISOLATION LEVEL READ COMMITTED}, which
+ * lasts for that one transaction, never with {@link Connection#setTransactionIsolation} (a session-level
+ * {@code SET} that a transaction-pooling PgBouncer would leak to other clients). Auto-commit is restored
+ * before the connection goes back to the pool.
+ *
+ * <p>The session default isolation is read once per data source, from the first connection Baton
+ * borrows (a pool configures its connections alike). Thread-safe.
+ */
+final class Db {
+    private static final Logger log = LoggerFactory.getLogger(Db.class);
+    static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+    /** The PostgreSQL versions CI runs the whole suite on: 13 and 18 (and 15). */
+    static final int OLDEST_SUPPORTED_SERVER = 130000;
+    static final int NEWEST_TESTED_SERVER = 180000;
+    /** Below 11, statements Baton uses do not exist ({@code hashtextextended}, procedures' syntax). */
+    static final int OLDEST_WORKING_SERVER = 110000;
+    /** One instance per data source in this JVM, so the defaults are read once. */
+    private static final Map<DataSource, Db> INSTANCES = new WeakHashMap<>();
+
+    /** Work on a connection. */
+    @FunctionalInterface
+    interface Work<T> {
+        T apply(Connection c) throws SQLException;
+    }
+
+    /** What the first connection told about the pool's session defaults. */
+    record Defaults(String isolation, boolean readOnly, int serverVersion) {
+        boolean readCommitted() {
+            return "read committed".equalsIgnoreCase(isolation) || "read uncommitted".equalsIgnoreCase(isolation);
+        }
+    }
+
+    private final DataSource dataSource;
+    private volatile Defaults defaults;
+
+    private Db(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** The Db of {@code dataSource}, shared by every Baton component in this JVM. */
+    static Db of(DataSource dataSource) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        synchronized (INSTANCES) {
+            return INSTANCES.computeIfAbsent(dataSource, Db::new);
+        }
+    }
+
+    DataSource dataSource() {
+        return dataSource;
+    }
+
+    /** Borrows a connection and runs {@code work} on it (see {@link #callOn}). */
+    <T> T call(String what, Work<T> work) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return callOn(c, what, work);
+        }
+    }
+
+    /** Borrows a connection and runs {@code work} in one transaction (see {@link #transactionOn}). */
+    <T> T transaction(String what, Work<T> work) throws SQLException {
+        return transaction(what, "", work);
+    }
+
+    /** Like {@link #transaction(String, Work)}; {@code hint} ends the message of an unknown outcome. */
+    <T> T transaction(String what, String hint, Work<T> work) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return transactionOn(c, what, hint, work);
+        }
+    }
+
+    /**
+     * Runs work whose statements need not be atomic together: as they are on an auto-commit connection
+     * whose session defaults to READ COMMITTED, otherwise in one explicit READ COMMITTED transaction.
+     */
+    <T> T callOn(Connection c, String what, Work<T> work) throws SQLException {
+        if (c.getAutoCommit() && defaults(c).readCommitted()) {
+            return work.apply(c);
+        }
+        return transactionOn(c, what, "", work);
+    }
+
+    /**
+     * Runs {@code work} in one explicit READ COMMITTED transaction on {@code c} and commits it; rolls
+     * back if anything throws. Restores the connection's auto-commit mode afterwards.
+     *
+     * @throws UnknownOutcomeException if the connection failed during COMMIT
+     */
+    <T> T transactionOn(Connection c, String what, String hint, Work<T> work) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        boolean setIsolation = !defaults(c).readCommitted();
+        if (autoCommit) {
+            c.setAutoCommit(false);
+        }
+        try {
+            if (setIsolation) {
+                Jdbc.execute(c, READ_COMMITTED);
+            }
+            T result = work.apply(c);
+            Jdbc.commit(c, what, hint);
+            return result;
+        } catch (Throwable t) {
+            Jdbc.rollbackQuietly(c, t);
+            throw t;
+        } finally {
+            if (autoCommit) {
+                restoreAutoCommit(c);
+            }
+        }
+    }
+
+    /** The pool's session defaults, read from {@code c} the first time (not in a transaction of Baton's). */
+    Defaults defaults(Connection c) throws SQLException {
+        Defaults d = defaults;
+        if (d == null) {
+            d = read(c);
+            defaults = d;
+            if (!d.readCommitted() || !c.getAutoCommit()) {
+                log.info("data source {}: connections come with autoCommit={} and default isolation '{}'; Baton "
+                        + "commits its own transactions and runs them in READ COMMITTED", dataSource.getClass().getName(),
+                        c.getAutoCommit(), d.isolation());
+            }
+        }
+        return d;
+    }
+
+    private static Defaults read(Connection c) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        try (PreparedStatement ps = c.prepareStatement("SELECT current_setting('default_transaction_isolation'), "
+                + "current_setting('default_transaction_read_only'), current_setting('server_version_num')::int");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return new Defaults(rs.getString(1), "on".equalsIgnoreCase(rs.getString(2)), rs.getInt(3));
+        } finally {
+            if (!autoCommit) {
+                c.rollback(); // the query opened a transaction: end it before the work starts
+            }
+        }
+    }
+
+    /**
+     * Checks, once per data source, that Baton can write through it; called at start-up.
+     *
+     * @throws IllegalStateException if the pool's connections are read-only
+     */
+    void requireWritable(String role) {
+        Defaults d;
+        boolean readOnly;
+        try (Connection c = dataSource.getConnection()) {
+            d = defaults(c);
+            readOnly = c.isReadOnly();
+        } catch (SQLException e) {
+            throw new BatonException("cannot borrow a connection from the " + role + " data source: " + e.getMessage()
+                    + " (is the database reachable, and is the pool's connection timeout long enough?)", e);
+        }
+        if (d.serverVersion() < OLDEST_WORKING_SERVER) {
+            throw new IllegalStateException("the " + role + " data source reaches PostgreSQL " + d.serverVersion() / 10000
+                    + "; Baton needs PostgreSQL " + OLDEST_SUPPORTED_SERVER / 10000 + " or later (it is tested on "
+                    + OLDEST_SUPPORTED_SERVER / 10000 + " to " + NEWEST_TESTED_SERVER / 10000 + ")");
+        }
+        if (d.serverVersion() < OLDEST_SUPPORTED_SERVER || d.serverVersion() / 10000 > NEWEST_TESTED_SERVER / 10000) {
+            log.warn("PostgreSQL {} is outside the versions Baton is tested on ({} to {}); it may work, but no test says so",
+                    d.serverVersion() / 10000, OLDEST_SUPPORTED_SERVER / 10000, NEWEST_TESTED_SERVER / 10000);
+        }
+        if (d.readOnly() || readOnly) {
+            throw new IllegalStateException("the " + role + " data source hands out read-only connections ("
+                    + (readOnly ? "Connection.isReadOnly(): a pool configured with readOnly=true"
+                    : "default_transaction_read_only = on: a replica, or a role or database set read-only")
+                    + "); Baton writes leases, jobs and node heartbeats: give it a data source on the primary with "
+                    + "read-write connections");
+        }
+    }
+
+    static void restoreAutoCommit(Connection c) {
+        try {
+            if (!c.isClosed()) {
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException ignored) {
+            // The connection is broken; the pool discards it.
+        }
+    }
+
+    /** For tests: forget the defaults read so far. */
+    static void forgetAll() {
+        synchronized (INSTANCES) {
+            INSTANCES.clear();
+        }
+    }
+}
