@@ -438,6 +438,24 @@ public final class Coordination {
         return new RateLimiter(this, name, limit, window, localLimit, decisionTimeout);
     }
 
+    /**
+     * Revocation epochs of {@code scope} ("session", "api-keys"): {@code revokeAll(subject)} is "log out
+     * everywhere", honoured on every instance within {@code maxStaleness} (each node caches what it read
+     * for at most that long; zero reads on every check). See {@link Revocations}.
+     */
+    public Revocations revocations(String scope, Duration maxStaleness) {
+        return new Revocations(this, scope, maxStaleness);
+    }
+
+    /**
+     * Replay-protected grants for {@code purpose}, signed with {@code key} (at least 32 random bytes, the
+     * same on every instance): accepted once across all instances, never after expiry, and, if
+     * {@code revocations} is given, never after their subject was revoked. See {@link Grants}.
+     */
+    public Grants grants(String purpose, byte[] key, Revocations revocations) {
+        return new Grants(this, purpose, key, revocations);
+    }
+
     /** How many decisions fell back to local state because the database did not answer. */
     public long fallbacks() {
         return fallbacks.get();
@@ -447,7 +465,8 @@ public final class Coordination {
     public int purgeExpired() {
         int total = 0;
         try {
-            for (String stmt : List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates")) {
+            for (String stmt : List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates",
+                    "purge_redemptions")) {
                 for (int i = 0; i < 20; i++) {
                     int n = db.call("purging expired coordination rows", c -> {
                         try (PreparedStatement ps = c.prepareStatement(sql.get(stmt))) {

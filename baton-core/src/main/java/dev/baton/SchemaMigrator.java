@@ -18,14 +18,14 @@ import javax.sql.DataSource;
 final class SchemaMigrator {
     /** The scripts, in order; the newest version this Baton understands is their count. */
     static final List<String> SCRIPTS = List.of("V1__leases_and_nodes.sql", "V2__jobs.sql", "V3__coordination.sql",
-            "V4__schedules.sql", "V5__envelope.sql");
+            "V4__schedules.sql", "V5__envelope.sql", "V6__revocations_and_grants.sql");
     static final int CURRENT_VERSION = SCRIPTS.size();
     /**
      * Per script, the oldest schema version whose code can still run against the schema it leaves (an
      * additive script keeps the previous version's code working). Recorded from version 5 on, so that a
      * node of an older version started during a rolling deploy is not refused a schema it can use.
      */
-    static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 4);
+    static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 4, 5);
 
     private SchemaMigrator() {}
 

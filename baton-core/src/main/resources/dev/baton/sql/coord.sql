@@ -98,3 +98,31 @@ DELETE FROM ${schema}.concurrency_slot WHERE ctid IN (
 DELETE FROM ${schema}.rate_limit WHERE ctid IN (
     SELECT ctid FROM ${schema}.rate_limit WHERE tat <= (SELECT clock_timestamp()) LIMIT ?)
 
+-- name: purge_redemptions
+DELETE FROM ${schema}.grant_redemption WHERE ctid IN (
+    SELECT ctid FROM ${schema}.grant_redemption WHERE expires_at <= (SELECT clock_timestamp()) LIMIT ?)
+
+-- name: epoch
+-- The subject's current epoch (0 when never revoked). Parameters: scope, subject.
+SELECT coalesce((SELECT epoch FROM ${schema}.revocation_epoch WHERE scope = ? AND subject = ?), 0)
+
+-- name: revoke_all
+-- Bumps the subject's epoch: every grant issued under an earlier one is refused from now on (within each
+-- node's staleness bound). Parameters: scope, subject.
+INSERT INTO ${schema}.revocation_epoch AS r (scope, subject, epoch, revoked_at)
+VALUES (?, ?, 1, clock_timestamp())
+ON CONFLICT (scope, subject) DO UPDATE SET epoch = r.epoch + 1, revoked_at = excluded.revoked_at
+RETURNING epoch
+
+-- name: db_now
+SELECT clock_timestamp()
+
+-- name: redeem_grant
+-- Records a verified grant's id if it has not expired on the database clock and was not redeemed
+-- before: one caller across all instances gets the row. Parameters: purpose, grant_id, subject,
+-- expires_at, redeemed_by.
+INSERT INTO ${schema}.grant_redemption (purpose, grant_id, subject, redeemed_at, expires_at, redeemed_by)
+SELECT ?, ?, ?, clock_timestamp(), ?::timestamptz, ?
+ WHERE ?::timestamptz > clock_timestamp()
+ON CONFLICT (purpose, grant_id) DO NOTHING
+RETURNING redeemed_at
