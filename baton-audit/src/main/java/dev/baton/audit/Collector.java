@@ -45,7 +45,7 @@ final class Collector {
             // scheduling
             "scheduleAtFixedRate", "scheduleWithFixedDelay", "schedule", "newScheduledThreadPool",
             "newSingleThreadScheduledExecutor", "interval", "addFixedRateTask", "addFixedDelayTask", "addCronTask",
-            "addTriggerTask",
+            "addTriggerTask", "subscribe", "subscribeWith",
             // threads and executors
             "start", "execute", "submit", "runAsync", "supplyAsync", "newFixedThreadPool", "newCachedThreadPool",
             "newSingleThreadExecutor", "newVirtualThreadPerTaskExecutor", "newWorkStealingPool", "startVirtualThread",
@@ -210,7 +210,8 @@ final class Collector {
             if (mf.name.equals("<init>") || mf.name.equals("<clinit>") || mf.name.startsWith("lambda$static$")
                     || mf.name.startsWith("lambda$new$") || mf.annotated("jakarta/annotation/PostConstruct")
                     || mf.annotated("javax/annotation/PostConstruct")
-                    || (mf.name.equals("afterPropertiesSet") && mf.desc.equals("()V"))) {
+                    || (mf.name.equals("afterPropertiesSet") && mf.desc.equals("()V"))
+                    || fluent(cf, mf)) {
                 mf.initializer = true;
                 initNames.add(mf.name);
             }
@@ -239,6 +240,12 @@ final class Collector {
                 }
             }
         }
+    }
+
+    /** A builder or configurer method that returns its own object ({@code return this}-style): configuration, not state. */
+    private static boolean fluent(ClassFacts cf, MethodFacts mf) {
+        return (mf.access & Opcodes.ACC_STATIC) == 0 && !mf.name.startsWith("<")
+                && mf.desc.endsWith(")L" + cf.name + ";");
     }
 
     private static void flow(ClassNode cn, ClassFacts cf, MethodNode mn, MethodFacts mf) {

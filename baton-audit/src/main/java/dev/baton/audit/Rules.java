@@ -163,9 +163,10 @@ final class Rules {
             }
             for (FieldFacts ff : cf.fields.values()) {
                 if ((ff.access & Opcodes.ACC_STATIC) != 0 && (ff.access & Opcodes.ACC_SYNTHETIC) == 0) {
-                    String t = rawType(ff.desc);
-                    if (t != null && !t.equals(cf.name) && reported(t) && !isEnum(t)) {
-                        mark(t, "held by static " + simple(cf.name) + "." + ff.name, todo);
+                    for (String t : created(ff)) {
+                        if (!t.equals(cf.name)) {
+                            mark(t, "created by static " + simple(cf.name) + "." + ff.name, todo);
+                        }
                     }
                 }
             }
@@ -178,14 +179,42 @@ final class Rules {
             }
             for (FieldFacts ff : h.facts.fields.values()) {
                 if ((ff.access & (Opcodes.ACC_STATIC | Opcodes.ACC_SYNTHETIC)) == 0) {
+                    for (String t : created(ff)) {
+                        mark(t, "created by " + simple(name) + "." + ff.name, todo);
+                    }
+                    // A container injects beans: what a bean's constructor receives is a singleton too.
                     String t = rawType(ff.desc);
-                    if (t != null && reported(t) && !isEnum(t)
+                    if (container(name) && injected(ff) && t != null && reported(t) && !isEnum(t)
                             && (index.get(t).access & (Opcodes.ACC_INTERFACE | Opcodes.ACC_ABSTRACT)) == 0) {
-                        mark(t, "held by " + simple(name) + "." + ff.name, todo);
+                        mark(t, "injected into " + simple(name) + "." + ff.name, todo);
                     }
                 }
             }
         }
+    }
+
+    /** A singleton managed by a container (annotated, declared by @Bean, or injected), not one found by creation. */
+    private boolean container(String name) {
+        String reason = singletons.get(name);
+        return reason != null && (reason.startsWith("@") || reason.startsWith("injected into"));
+    }
+
+    /**
+     * The application classes a field's initializer instantiates ({@code this.book = new NonceBook()}):
+     * one per holder, so a singleton's own objects are singletons too. Injected objects are not followed
+     * (in a container they are beans themselves, found by their own annotations).
+     */
+    private List<String> created(FieldFacts ff) {
+        List<String> out = new ArrayList<>(1);
+        for (String a : ff.assigned) {
+            if (a.startsWith("new ")) {
+                String t = a.substring(4);
+                if (reported(t) && !isEnum(t)) {
+                    out.add(t);
+                }
+            }
+        }
+        return out;
     }
 
     private void mark(String name, String reason, Deque<String> todo) {
@@ -278,10 +307,28 @@ final class Rules {
         } else if (counter) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "counter (" + what + ")",
                     holder + " of type " + what + uses(ff), Remedies.COUNTER);
+        } else if (injected(ff)) {
+            add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "mutable " + what + " (injected)",
+                    holder + " of type " + what + ", passed in by the constructor (its implementation may be shared: "
+                            + "exclude it if so)" + uses(ff), Remedies.STATE);
+        } else if (memo(ff)) {
+            add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "lazily filled " + what + " (memo)",
+                    holder + " of type " + what + ", only ever filled by computeIfAbsent (a memo of derived values "
+                            + "is harmless; a registry is not)" + uses(ff), Remedies.CACHE);
         } else {
             add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what,
                     holder + " of type " + what + uses(ff), Remedies.STATE);
         }
+    }
+
+    /** Assigned in the constructor from a parameter rather than created there. */
+    private static boolean injected(FieldFacts ff) {
+        return "<init>".equals(ff.initMethod) && ff.assigned.isEmpty() && ff.reassignments.isEmpty();
+    }
+
+    private static boolean memo(FieldFacts ff) {
+        return ff.reassignments.isEmpty() && !ff.mutations.isEmpty()
+                && ff.mutations.stream().allMatch(u -> u.what().equals("computeIfAbsent"));
     }
 
     private String firstSubtype(String raw, List<String> args, Set<String> targets) {
@@ -416,24 +463,19 @@ final class Rules {
     private void methods(ClassFacts cf) {
         boolean singleton = singletons.containsKey(cf.name);
         Header h = index.get(cf.name);
-        boolean recurringInClass = false;
-        Call creation = null;
-        MethodFacts creationMethod = null;
         for (MethodFacts mf : cf.methods) {
             if (scheduledAnnotation(cf, mf)) {
                 continue;
             }
             Call recurring = recurringCall(mf);
             if (recurring != null) {
-                recurringInClass = true;
+                boolean known = singleton || (mf.access & Opcodes.ACC_STATIC) != 0;
                 add(cf, Collector.display(mf.name), recurring.line(), "call", Category.IN_PROCESS_SCHEDULING,
-                        Severity.HIGH, "recurring timer", simple(recurring.owner()) + "." + recurring.name()
-                                + " in " + Collector.display(mf.name) + "()", Remedies.TIMER);
+                        known ? Severity.HIGH : Severity.LOW, "recurring timer", simple(recurring.owner()) + "."
+                                + recurring.name() + " in " + Collector.display(mf.name) + "()"
+                                + (known ? "" : "; the class is not a known singleton (per-object housekeeping is "
+                                + "harmless; one per process is not)"), Remedies.TIMER);
                 continue;
-            }
-            if (creation == null) {
-                creation = schedulerCreation(mf);
-                creationMethod = creation == null ? null : mf;
             }
             startupHook(cf, h, mf);
             boolean isStatic = (mf.access & Opcodes.ACC_STATIC) != 0;
@@ -452,12 +494,6 @@ final class Rules {
                     break;
                 }
             }
-        }
-        if (!recurringInClass && creation != null) {
-            add(cf, Collector.display(creationMethod.name), creation.line(), "call", Category.IN_PROCESS_SCHEDULING,
-                    Severity.LOW, "scheduler created", creation.name().equals("<init>") ? "new " + simple(creation.owner())
-                            : simple(creation.owner()) + "." + creation.name() + " in " + Collector.display(creationMethod.name)
-                            + "(); no recurring schedule call was seen in this class", Remedies.TIMER);
         }
     }
 
@@ -505,23 +541,9 @@ final class Rules {
             if (n.startsWith("add") && n.endsWith("Task") && o.equals("org/springframework/scheduling/config/ScheduledTaskRegistrar")) {
                 return c;
             }
-            if (n.equals("interval") && o.equals("reactor/core/publisher/Flux")) {
+            // Flux.interval is cold: a template stored in a field (an SSE heartbeat) runs per subscriber.
+            if (n.equals("interval") && o.equals("reactor/core/publisher/Flux") && subscribes(mf)) {
                 return c;
-            }
-        }
-        return null;
-    }
-
-    private Call schedulerCreation(MethodFacts mf) {
-        for (Call c : mf.calls) {
-            if (c.owner().equals("java/util/concurrent/Executors")
-                    && (c.name().equals("newScheduledThreadPool") || c.name().equals("newSingleThreadScheduledExecutor"))) {
-                return c;
-            }
-        }
-        for (Map.Entry<String, Integer> n : mf.news.entrySet()) {
-            if (n.getKey().equals("java/util/Timer") || n.getKey().equals("java/util/concurrent/ScheduledThreadPoolExecutor")) {
-                return new Call(Opcodes.INVOKESPECIAL, n.getKey(), "<init>", "()V", n.getValue());
             }
         }
         return null;
@@ -590,6 +612,15 @@ final class Rules {
             }
         }
         return out;
+    }
+
+    private static boolean subscribes(MethodFacts mf) {
+        for (Call c : mf.calls) {
+            if (c.name().startsWith("subscribe") && c.owner().startsWith("reactor/core/publisher/")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Call threadStart(MethodFacts mf) {
