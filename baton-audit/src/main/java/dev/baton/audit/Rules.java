@@ -91,11 +91,16 @@ final class Rules {
             "replay", "replays", "redeemed", "consumed", "used", "onetime");
     private static final Set<String> DEDUPE_WORDS = Set.of("seen", "processed", "dedupe", "dedup", "deduplication",
             "delivered", "idempotency", "idempotent", "handled", "duplicate", "duplicates");
+    /** Hand-rolled limiters: a map of attempts per IP, an in-flight counter. */
+    private static final Set<String> LIMITER_WORDS = Set.of("limiter", "limiters", "ratelimit", "throttle", "throttles",
+            "throttling", "attempts", "quota", "quotas", "buckets");
+    private static final Set<String> CAP_WORDS = Set.of("inflight", "concurrency", "permits",
+            "slots");
     private static final Set<String> SESSION_WORDS = Set.of("session", "sessions", "websocket", "websockets", "sockets",
             "emitters");
     /** Class-name words strong enough on their own to classify an unnamed field. */
     private static final Set<String> STRONG_CLASS_WORDS = Set.of("replay", "nonce", "nonces", "revocation",
-            "revocations", "revoked", "dedupe", "dedup", "idempotency");
+            "revocations", "revoked", "dedupe", "dedup", "idempotency", "limiter", "throttle", "ratelimit");
     private static final Set<String> POLLER_WORDS = Set.of("poll", "polls", "pending", "job", "jobs", "queue", "outbox",
             "worker", "dispatch");
 
@@ -273,7 +278,7 @@ final class Rules {
         if (raw != null && index.subtypeOf(raw, CACHES) != null) {
             String single = singleUse(ff.name, cf.name, true);
             if (single != null) {
-                add(cf, ff, Category.SINGLE_USE_STATE, severityOf(single), what + " (" + label(single) + ")",
+                add(cf, ff, categoryOf(single), severityOf(single), what + " (" + label(single) + ")",
                         holder + " of type " + what + ", named like " + label(single) + uses(ff), single);
             } else {
                 add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "cache (" + what + ")",
@@ -302,7 +307,7 @@ final class Rules {
         }
         String single = singleUse(ff.name, cf.name, collection);
         if (single != null) {
-            add(cf, ff, Category.SINGLE_USE_STATE, severityOf(single), (counter ? "counter" : what) + " (" + label(single) + ")",
+            add(cf, ff, categoryOf(single), severityOf(single), (counter ? "counter" : what) + " (" + label(single) + ")",
                     holder + " of type " + what + ", named like " + label(single) + uses(ff), single);
         } else if (counter) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "counter (" + what + ")",
@@ -348,6 +353,11 @@ final class Rules {
         return kind.equals(Remedies.SOCKETS) ? Severity.MEDIUM : Severity.HIGH;
     }
 
+    private static Category categoryOf(String kind) {
+        return kind.equals(Remedies.RATE_LIMITER) || kind.equals(Remedies.CONCURRENCY_CAP)
+                ? Category.LOCAL_LIMITER : Category.SINGLE_USE_STATE;
+    }
+
     private static String label(String kind) {
         return switch (kind) {
             case Remedies.REVOCATION -> "revocation state";
@@ -355,6 +365,8 @@ final class Rules {
             case Remedies.TOKEN -> "single-use tokens";
             case Remedies.DEDUPE -> "a dedupe set";
             case Remedies.SOCKETS -> "a session registry";
+            case Remedies.RATE_LIMITER -> "a hand-rolled rate limiter";
+            case Remedies.CONCURRENCY_CAP -> "a hand-rolled concurrency cap";
             default -> kind;
         };
     }
@@ -374,6 +386,12 @@ final class Rules {
     private static String classify(Set<String> words, boolean collection) {
         if (intersects(words, REVOCATION_WORDS)) {
             return Remedies.REVOCATION;
+        }
+        if (intersects(words, LIMITER_WORDS)) {
+            return Remedies.RATE_LIMITER;
+        }
+        if (words.contains("flight") && words.contains("in") || intersects(words, CAP_WORDS)) {
+            return Remedies.CONCURRENCY_CAP;
         }
         if (!collection) {
             return null; // a counter named "used" or "seen" is a statistic, not a replay set

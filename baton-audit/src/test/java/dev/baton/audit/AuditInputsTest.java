@@ -79,13 +79,13 @@ class AuditInputsTest {
         Throwable t = org.assertj.core.api.Assertions.catchThrowable(
                 () -> BatonAudit.forClasses(FIXTURES).assertNoFindings(Severity.HIGH));
         assertThat(t).isInstanceOf(AssertionError.class);
-        assertThat(t.getMessage()).startsWith("7 scale-out finding(s) at high or above would break with several instances:")
+        assertThat(t.getMessage()).startsWith("12 scale-out finding(s) at high or above would break with several instances:")
                 .contains("[HIGH] baton-audit/single-use-state dev.baton.audit.fixtures.Registry.usedTokens "
                         + "(dev/baton/audit/fixtures/Registry.java:23)")
                 .contains("   fix: Use baton.coordination().tokens()");
         assertThat(BatonAudit.forClasses(FIXTURES).exclusions(Exclusions.parse(
                 "exclusions:\n  - class: dev.baton.audit.fixtures.*\n    reason: fixtures\n", "t")).assertNoFindings(Severity.LOW)
-                .excluded()).hasSize(16);
+                .excluded()).hasSize(24);
     }
 
 }

@@ -43,7 +43,15 @@ class AuditRulesTest {
                         tuple(Category.SINGLETON_STATE, "Registry", "requests", Severity.MEDIUM),
                         tuple(Category.SINGLETON_STATE, "Statics", "COUNTS", Severity.MEDIUM),
                         tuple(Category.LOCAL_FILE_STATE, "Registry", "export", Severity.MEDIUM),
-                        tuple(Category.LOCAL_FILE_STATE, "Registry", "exportConfigured", Severity.LOW));
+                        tuple(Category.LOCAL_FILE_STATE, "Registry", "exportConfigured", Severity.LOW),
+                        tuple(Category.LOCAL_LIMITER, "LoginThrottle", "globalLimit", Severity.HIGH),
+                        tuple(Category.LOCAL_LIMITER, "LoginThrottle", "attemptsByIp", Severity.HIGH),
+                        tuple(Category.LOCAL_LIMITER, "LoginThrottle", "inFlightExports", Severity.HIGH),
+                        tuple(Category.SINGLETON_STATE, "PriceCache", "prices", Severity.MEDIUM),
+                        tuple(Category.SINGLE_USE_STATE, "PriceCache", "usedNonces", Severity.HIGH),
+                        tuple(Category.IN_PROCESS_SCHEDULING, "Startup", "startPoller", Severity.HIGH),
+                        tuple(Category.SINGLE_USE_STATE, "Web", "login", Severity.MEDIUM),
+                        tuple(Category.SINGLE_USE_STATE, "Web", "waiting", Severity.MEDIUM));
     }
 
     @Test
@@ -53,6 +61,7 @@ class AuditRulesTest {
         assertThat(in("Registry")).extracting(Finding::member)
                 .doesNotContain("defaults", "built", "scratch", "exportDir", "aliases", "withAlias");
         assertThat(in("Ticker")).extracting(Finding::member).doesNotContain("once");
+        assertThat(in("Startup")).extracting(Finding::member).doesNotContain("warm", "table");
     }
 
     @Test
@@ -97,6 +106,8 @@ class AuditRulesTest {
         assertThat(Rules.singleUse("processedMessageIds", "a/B", true)).isEqualTo(Remedies.DEDUPE);
         assertThat(Rules.singleUse("entries", "a/ReplayCache", true)).isEqualTo(Remedies.TOKEN);
         assertThat(Rules.singleUse("usedBytes", "a/B", false)).isNull();
+        assertThat(Rules.singleUse("failedAttempts", "a/B", false)).isEqualTo(Remedies.RATE_LIMITER);
+        assertThat(Rules.singleUse("inFlight", "a/B", false)).isEqualTo(Remedies.CONCURRENCY_CAP);
         assertThat(Rules.singleUse("prices", "a/B", true)).isNull();
         assertThat(Rules.words("jtiSeenURLCache2")).containsExactly("jti", "seen", "url", "cache", "2");
     }
