@@ -121,8 +121,6 @@ public final class Exclusions {
         } catch (JacksonException e) {
             throw new AuditException("exclusions file " + origin + " is not valid YAML or JSON: "
                     + e.getOriginalMessage(), e);
-        } catch (IOException e) {
-            throw new AuditException("cannot read exclusions file " + origin + ": " + e.getMessage(), e);
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return new Exclusions(List.of(), origin);

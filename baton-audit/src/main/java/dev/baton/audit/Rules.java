@@ -436,16 +436,21 @@ final class Rules {
         Set<String> seen = new LinkedHashSet<>();
         for (Use u : ff.mutations) {
             if (seen.add(u.what() + " in " + u.method()) && parts.size() < 3) {
-                parts.add(u.what() + " in " + u.method() + "()");
+                parts.add(u.what() + " in " + callable(u.method()));
             }
         }
         for (Use u : ff.reassignments) {
             if (seen.add("assigned in " + u.method()) && parts.size() < 3) {
-                parts.add("assigned in " + u.method() + "()");
+                parts.add("assigned in " + callable(u.method()));
             }
         }
         int more = seen.size() - parts.size();
         return parts.isEmpty() ? "" : "; " + String.join(", ", parts) + (more > 0 ? " and " + more + " more" : "");
+    }
+
+    /** {@code save()}, or {@code a lambda in save()} for a method named by {@link Collector#display}. */
+    private static String callable(String method) {
+        return method.endsWith(" (lambda)") ? "a lambda in " + method.substring(0, method.length() - 9) + "()" : method + "()";
     }
 
     private void add(ClassFacts cf, FieldFacts ff, Category category, Severity severity, String kind, String evidence,
@@ -480,7 +485,6 @@ final class Rules {
 
     private void methods(ClassFacts cf) {
         boolean singleton = singletons.containsKey(cf.name);
-        Header h = index.get(cf.name);
         for (MethodFacts mf : cf.methods) {
             if (scheduledAnnotation(cf, mf)) {
                 continue;
@@ -495,7 +499,7 @@ final class Rules {
                                 + "harmless; one per process is not)"), Remedies.TIMER);
                 continue;
             }
-            startupHook(cf, h, mf);
+            startupHook(cf, mf);
             boolean isStatic = (mf.access & Opcodes.ACC_STATIC) != 0;
             if (singleton || ((mf.access & Opcodes.ACC_SYNCHRONIZED) != 0 && isStatic)) {
                 lockAroundWrite(cf, mf);
@@ -567,7 +571,7 @@ final class Rules {
         return null;
     }
 
-    private void startupHook(ClassFacts cf, Header h, MethodFacts mf) {
+    private void startupHook(ClassFacts cf, MethodFacts mf) {
         String hook = null;
         if (mf.name.equals("run") && (index.isSubtype(cf.name, "org/springframework/boot/ApplicationRunner")
                 || index.isSubtype(cf.name, "org/springframework/boot/CommandLineRunner"))) {
