@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
             "",
             "Start with: baton demo"},
         subcommands = {DemoCommand.class, ChaosCommand.class, NodeCommand.class, VerifyCommand.class, StatusCommand.class,
-                MigrateCommand.class,
+                MigrateCommand.class, AuditCommand.class,
                 CommandLine.HelpCommand.class},
         commandListHeading = "%nCommands:%n",
         exitCodeListHeading = "%nExit codes:%n",

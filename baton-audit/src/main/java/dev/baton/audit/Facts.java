@@ -1,0 +1,116 @@
+package dev.baton.audit;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What the collector keeps of one class: its header for the type hierarchy, and for a class that is
+ * reported, the facts the rules need (the ASM tree is dropped right after collection, so memory stays
+ * proportional to the facts, not to the bytecode).
+ */
+final class Facts {
+    private Facts() {}
+
+    /** The header of every class read, reported or library: enough for subtype and meta-annotation checks. */
+    static final class Header {
+        final String name;
+        final String superName;
+        final String[] interfaces;
+        final int access;
+        final List<String> annotations;
+        ClassFacts facts; // null for a library class
+
+        Header(String name, String superName, String[] interfaces, int access, List<String> annotations) {
+            this.name = name;
+            this.superName = superName;
+            this.interfaces = interfaces == null ? new String[0] : interfaces;
+            this.access = access;
+            this.annotations = annotations;
+        }
+    }
+
+    /** A use of a field or a call: in which method (name only), what, and on which line. */
+    record Use(String method, String what, int line) {}
+
+    /** A call site kept because its name is one the rules look at, or because it targets the same class. */
+    record Call(int opcode, String owner, String name, String desc, int line) {}
+
+    /** A file write: the API used, whether the path was a constant, configured (from a field) or a temp file. */
+    record FileWrite(String api, String pathKind, String path, int line) {}
+
+    static final class ClassFacts {
+        final String name;
+        final String sourceFile;
+        final int access;
+        final Map<String, FieldFacts> fields = new LinkedHashMap<>();
+        final List<MethodFacts> methods = new ArrayList<>();
+        /** Line of a reference to Quartz's in-memory job store (type, string or instantiation), or 0. */
+        int ramJobStoreLine;
+
+        ClassFacts(String name, String sourceFile, int access) {
+            this.name = name;
+            this.sourceFile = sourceFile;
+            this.access = access;
+        }
+    }
+
+    static final class FieldFacts {
+        final String name;
+        final String desc;
+        final String signature;
+        final int access;
+        /** First write in an initializer: its line and method, or 0/null. */
+        int initLine;
+        String initMethod;
+        /** First read anywhere: its line, or 0. */
+        int firstUseLine;
+        /** What initializers assigned: "new java/util/HashMap", "call java/util/Map.of". */
+        final Set<String> assigned = new LinkedHashSet<>();
+        /** Mutating calls on the field (or a view of it) outside initializers. */
+        final List<Use> mutations = new ArrayList<>();
+        /** Assignments to the field outside initializers. */
+        final List<Use> reassignments = new ArrayList<>();
+
+        FieldFacts(String name, String desc, String signature, int access) {
+            this.name = name;
+            this.desc = desc;
+            this.signature = signature;
+            this.access = access;
+        }
+    }
+
+    static final class MethodFacts {
+        final String name;
+        final String desc;
+        final int access;
+        final List<String> annotations;
+        final List<String> parameterTypes;
+        int firstLine;
+        final List<Call> calls = new ArrayList<>();
+        /** Types instantiated here (NEW), with the line of the first one. */
+        final Map<String, Integer> news = new LinkedHashMap<>();
+        final List<FileWrite> fileWrites = new ArrayList<>();
+        /** A backward jump: the method contains a loop. */
+        boolean loop;
+        /** MONITORENTER: a synchronized block. */
+        int monitorLine;
+        /** Runs only while the object is being built (constructor, static initializer, their private helpers, @PostConstruct). */
+        boolean initializer;
+
+        MethodFacts(String name, String desc, int access, List<String> annotations, List<String> parameterTypes) {
+            this.name = name;
+            this.desc = desc;
+            this.access = access;
+            this.annotations = annotations;
+            this.parameterTypes = parameterTypes;
+        }
+
+        boolean annotated(String type) {
+            return annotations.contains(type);
+        }
+    }
+}

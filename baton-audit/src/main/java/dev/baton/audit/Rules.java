@@ -1,0 +1,847 @@
+package dev.baton.audit;
+
+import dev.baton.audit.Facts.Call;
+import dev.baton.audit.Facts.ClassFacts;
+import dev.baton.audit.Facts.FieldFacts;
+import dev.baton.audit.Facts.FileWrite;
+import dev.baton.audit.Facts.Header;
+import dev.baton.audit.Facts.MethodFacts;
+import dev.baton.audit.Facts.Use;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.signature.SignatureReader;
+import org.objectweb.asm.signature.SignatureVisitor;
+
+/**
+ * The audit's rules, applied to the collected facts: which classes are singletons, which of their
+ * fields (and which static fields) hold mutable state, and which methods schedule work, start loops,
+ * hold JVM locks around shared writes, or keep session and file state. See docs/audit.md for each
+ * rule and its evidence.
+ */
+final class Rules {
+    static final Set<String> STEREOTYPES = Set.of(
+            "org/springframework/stereotype/Component", "org/springframework/stereotype/Service",
+            "org/springframework/stereotype/Repository", "org/springframework/stereotype/Controller",
+            "org/springframework/web/bind/annotation/RestController",
+            "org/springframework/web/bind/annotation/ControllerAdvice",
+            "org/springframework/web/bind/annotation/RestControllerAdvice",
+            "org/springframework/context/annotation/Configuration",
+            "org/springframework/boot/autoconfigure/AutoConfiguration",
+            "org/springframework/boot/SpringBootConfiguration",
+            "org/springframework/boot/autoconfigure/SpringBootApplication",
+            "jakarta/enterprise/context/ApplicationScoped", "javax/enterprise/context/ApplicationScoped",
+            "jakarta/inject/Singleton", "javax/inject/Singleton", "jakarta/ejb/Singleton", "javax/ejb/Singleton",
+            "io/micronaut/context/annotation/Context");
+    static final String BEAN = "org/springframework/context/annotation/Bean";
+    static final Set<String> SCHEDULED = Set.of("org/springframework/scheduling/annotation/Scheduled",
+            "org/springframework/scheduling/annotation/Schedules", "io/quarkus/scheduler/Scheduled",
+            "io/micronaut/scheduling/annotation/Scheduled", "jakarta/ejb/Schedule", "javax/ejb/Schedule");
+    static final Set<String> SINGLE_RUNNER = Set.of("dev/baton/spring/BatonSingleRunner",
+            "net/javacrumbs/shedlock/spring/annotation/SchedulerLock", "net/javacrumbs/shedlock/core/SchedulerLock");
+    static final Set<String> COLLECTIONS = Set.of("java/util/Map", "java/util/Collection", "java/util/Dictionary",
+            "java/util/BitSet", "com/google/common/collect/Multimap", "com/google/common/collect/Table",
+            "com/google/common/collect/Multiset");
+    static final Set<String> COUNTERS = Set.of("java/util/concurrent/atomic/AtomicLong",
+            "java/util/concurrent/atomic/AtomicInteger", "java/util/concurrent/atomic/LongAdder",
+            "java/util/concurrent/atomic/DoubleAdder", "java/util/concurrent/atomic/LongAccumulator",
+            "java/util/concurrent/atomic/DoubleAccumulator", "java/util/concurrent/atomic/AtomicLongArray",
+            "java/util/concurrent/atomic/AtomicIntegerArray");
+    static final Set<String> CACHES = Set.of("com/github/benmanes/caffeine/cache/Cache",
+            "com/github/benmanes/caffeine/cache/LoadingCache", "com/github/benmanes/caffeine/cache/AsyncCache",
+            "com/github/benmanes/caffeine/cache/AsyncLoadingCache", "com/google/common/cache/Cache",
+            "com/google/common/cache/LoadingCache", "org/springframework/cache/concurrent/ConcurrentMapCache",
+            "org/springframework/cache/concurrent/ConcurrentMapCacheManager",
+            "org/springframework/cache/caffeine/CaffeineCacheManager", "org/springframework/cache/caffeine/CaffeineCache");
+    static final Set<String> RATE_LIMITERS = Set.of("com/google/common/util/concurrent/RateLimiter",
+            "io/github/bucket4j/Bucket", "io/github/bucket4j/local/LocalBucket",
+            "io/github/resilience4j/ratelimiter/RateLimiter", "io/github/resilience4j/ratelimiter/RateLimiterRegistry");
+    static final Set<String> CAPS = Set.of("java/util/concurrent/Semaphore", "io/github/resilience4j/bulkhead/Bulkhead",
+            "io/github/resilience4j/bulkhead/ThreadPoolBulkhead", "io/github/resilience4j/bulkhead/BulkheadRegistry",
+            "io/github/resilience4j/bulkhead/ThreadPoolBulkheadRegistry");
+    /** Bucket4j's distributed buckets already share state. */
+    static final Set<String> DISTRIBUTED = Set.of("io/github/bucket4j/distributed/BucketProxy",
+            "io/github/bucket4j/distributed/proxy/ProxyManager");
+    static final Set<String> SOCKET_TYPES = Set.of("org/springframework/web/socket/WebSocketSession",
+            "org/springframework/web/reactive/socket/WebSocketSession", "jakarta/websocket/Session",
+            "javax/websocket/Session", "org/springframework/web/servlet/mvc/method/annotation/ResponseBodyEmitter",
+            "jakarta/servlet/AsyncContext", "javax/servlet/AsyncContext");
+    static final Set<String> HTTP_SESSIONS = Set.of("jakarta/servlet/http/HttpSession", "javax/servlet/http/HttpSession");
+    static final Set<String> LOCAL_CACHE_MANAGERS = Set.of("org/springframework/cache/concurrent/ConcurrentMapCacheManager",
+            "org/springframework/cache/concurrent/ConcurrentMapCache", "org/springframework/cache/caffeine/CaffeineCacheManager");
+    static final Set<String> STARTUP_EVENTS = Set.of("org/springframework/boot/context/event/ApplicationReadyEvent",
+            "org/springframework/boot/context/event/ApplicationStartedEvent",
+            "org/springframework/context/event/ContextRefreshedEvent");
+    static final Set<String> POST_CONSTRUCT = Set.of("jakarta/annotation/PostConstruct", "javax/annotation/PostConstruct");
+
+    private static final Set<String> REVOCATION_WORDS = Set.of("revoked", "revocation", "revocations", "revoke", "epoch",
+            "epochs", "logout", "logouts", "logged", "blacklist", "blacklisted", "denylist", "blocklist", "invalidated");
+    private static final Set<String> GRANT_WORDS = Set.of("grant", "grants");
+    private static final Set<String> TOKEN_WORDS = Set.of("token", "tokens", "nonce", "nonces", "jti", "otp", "otps",
+            "replay", "replays", "redeemed", "consumed", "used", "onetime");
+    private static final Set<String> DEDUPE_WORDS = Set.of("seen", "processed", "dedupe", "dedup", "deduplication",
+            "delivered", "idempotency", "idempotent", "handled", "duplicate", "duplicates");
+    /** Hand-rolled limiters: a map of attempts per IP, an in-flight counter. */
+    private static final Set<String> LIMITER_WORDS = Set.of("limiter", "limiters", "ratelimit", "throttle", "throttles",
+            "throttling", "attempts", "quota", "quotas", "buckets");
+    private static final Set<String> CAP_WORDS = Set.of("inflight", "concurrency", "permits",
+            "slots");
+    private static final Set<String> SESSION_WORDS = Set.of("session", "sessions", "websocket", "websockets", "sockets",
+            "emitters");
+    /** Class-name words strong enough on their own to classify an unnamed field. */
+    private static final Set<String> STRONG_CLASS_WORDS = Set.of("replay", "nonce", "nonces", "revocation",
+            "revocations", "revoked", "dedupe", "dedup", "idempotency", "limiter", "throttle", "ratelimit");
+    private static final Set<String> POLLER_WORDS = Set.of("poll", "polls", "pending", "job", "jobs", "queue", "outbox",
+            "worker", "dispatch");
+
+    private final ClassIndex index;
+    private final List<ClassFacts> classes;
+    private final Map<String, String> resources;
+    private final String sourceRoot;
+    final Map<String, String> singletons = new LinkedHashMap<>();
+    private final List<Finding> findings = new ArrayList<>();
+
+    Rules(ClassIndex index, List<ClassFacts> classes, Map<String, String> resources, String sourceRoot) {
+        this.index = index;
+        this.classes = classes;
+        this.resources = resources;
+        this.sourceRoot = sourceRoot == null || sourceRoot.isEmpty() ? "" : sourceRoot.endsWith("/") ? sourceRoot : sourceRoot + "/";
+    }
+
+    List<Finding> run() {
+        findSingletons();
+        for (ClassFacts cf : classes) {
+            fields(cf);
+            methods(cf);
+        }
+        quartz();
+        return findings;
+    }
+
+    // ------------------------------------------------------------------ singletons
+
+    private boolean reported(String name) {
+        Header h = index.get(name);
+        return h != null && h.facts != null;
+    }
+
+    private void findSingletons() {
+        Deque<String> todo = new ArrayDeque<>();
+        for (ClassFacts cf : classes) {
+            Header h = index.get(cf.name);
+            if ((cf.access & (Opcodes.ACC_ANNOTATION | Opcodes.ACC_INTERFACE)) != 0) {
+                continue;
+            }
+            String stereotype = index.annotatedWith(h.annotations, STEREOTYPES);
+            if (stereotype != null) {
+                mark(cf.name, "@" + simple(stereotype), todo);
+            } else if ((cf.access & Opcodes.ACC_ENUM) != 0) {
+                mark(cf.name, "enum", todo);
+            }
+            for (MethodFacts mf : cf.methods) {
+                if (!mf.annotated(BEAN)) {
+                    continue;
+                }
+                Type ret = Type.getReturnType(mf.desc);
+                if (ret.getSort() != Type.OBJECT) {
+                    continue;
+                }
+                String reason = "@Bean " + simple(cf.name) + "." + mf.name + "()";
+                if (reported(ret.getInternalName())) {
+                    mark(ret.getInternalName(), reason, todo);
+                }
+                for (String created : mf.news.keySet()) {
+                    if (reported(created) && index.isSubtype(created, ret.getInternalName())) {
+                        mark(created, reason, todo);
+                    }
+                }
+            }
+            for (FieldFacts ff : cf.fields.values()) {
+                if ((ff.access & Opcodes.ACC_STATIC) != 0 && (ff.access & Opcodes.ACC_SYNTHETIC) == 0) {
+                    for (String t : created(ff)) {
+                        if (!t.equals(cf.name)) {
+                            mark(t, "created by static " + simple(cf.name) + "." + ff.name, todo);
+                        }
+                    }
+                }
+            }
+        }
+        while (!todo.isEmpty()) {
+            String name = todo.poll();
+            Header h = index.get(name);
+            if (h.superName != null && reported(h.superName)) {
+                mark(h.superName, "superclass of " + simple(name), todo);
+            }
+            for (FieldFacts ff : h.facts.fields.values()) {
+                if ((ff.access & (Opcodes.ACC_STATIC | Opcodes.ACC_SYNTHETIC)) == 0) {
+                    for (String t : created(ff)) {
+                        mark(t, "created by " + simple(name) + "." + ff.name, todo);
+                    }
+                    // A container injects beans: what a bean's constructor receives is a singleton too.
+                    String t = rawType(ff.desc);
+                    if (container(name) && injected(ff) && t != null && reported(t) && !isEnum(t)
+                            && (index.get(t).access & (Opcodes.ACC_INTERFACE | Opcodes.ACC_ABSTRACT)) == 0) {
+                        mark(t, "injected into " + simple(name) + "." + ff.name, todo);
+                    }
+                }
+            }
+        }
+    }
+
+    /** A singleton managed by a container (annotated, declared by @Bean, or injected), not one found by creation. */
+    private boolean container(String name) {
+        String reason = singletons.get(name);
+        return reason != null && (reason.startsWith("@") || reason.startsWith("injected into"));
+    }
+
+    /**
+     * The application classes a field's initializer instantiates ({@code this.book = new NonceBook()}):
+     * one per holder, so a singleton's own objects are singletons too. Injected objects are not followed
+     * (in a container they are beans themselves, found by their own annotations).
+     */
+    private List<String> created(FieldFacts ff) {
+        List<String> out = new ArrayList<>(1);
+        for (String a : ff.assigned) {
+            if (a.startsWith("new ")) {
+                String t = a.substring(4);
+                if (reported(t) && !isEnum(t)) {
+                    out.add(t);
+                }
+            }
+        }
+        return out;
+    }
+
+    private void mark(String name, String reason, Deque<String> todo) {
+        if (!singletons.containsKey(name)) {
+            singletons.put(name, reason);
+            todo.add(name);
+        }
+    }
+
+    private boolean isEnum(String name) {
+        Header h = index.get(name);
+        return h != null && (h.access & Opcodes.ACC_ENUM) != 0;
+    }
+
+    // ------------------------------------------------------------------ fields
+
+    private void fields(ClassFacts cf) {
+        String singleton = singletons.get(cf.name);
+        for (FieldFacts ff : cf.fields.values()) {
+            if ((ff.access & Opcodes.ACC_SYNTHETIC) != 0) {
+                continue;
+            }
+            boolean isStatic = (ff.access & Opcodes.ACC_STATIC) != 0;
+            if (!isStatic && singleton == null) {
+                continue;
+            }
+            String holder = isStatic ? "static field" : "field of a singleton (" + singleton + ")";
+            field(cf, ff, holder);
+        }
+    }
+
+    private void field(ClassFacts cf, FieldFacts ff, String holder) {
+        String raw = rawType(ff.desc);
+        boolean array = ff.desc.startsWith("[");
+        List<String> args = typeArguments(ff.signature);
+        String what = raw != null ? simple(raw) : ff.desc.startsWith("[") ? "array" : null;
+        if (raw == null && !array) {
+            return;
+        }
+        // 1. Limiters and caps, held directly or as values of a map.
+        if (raw != null && index.subtypeOf(raw, DISTRIBUTED) == null) {
+            String limiter = firstSubtype(raw, args, RATE_LIMITERS);
+            String cap = firstSubtype(raw, args, CAPS);
+            if (limiter != null || cap != null) {
+                boolean direct = index.subtypeOf(raw, limiter != null ? RATE_LIMITERS : CAPS) != null;
+                String type = simple(limiter != null ? limiter : cap);
+                String kind = direct ? type : what + " of " + type + "s";
+                add(cf, ff, Category.LOCAL_LIMITER, Severity.HIGH, kind,
+                        holder + " of type " + what + (direct ? "" : " holding " + type + "s") + uses(ff),
+                        limiter != null ? Remedies.RATE_LIMITER : Remedies.CONCURRENCY_CAP);
+                return;
+            }
+        }
+        boolean mutated = !ff.mutations.isEmpty() || !ff.reassignments.isEmpty();
+        // 2. Caches are state by nature (reads fill them).
+        if (raw != null && index.subtypeOf(raw, CACHES) != null) {
+            String single = singleUse(ff.name, cf.name, true);
+            if (single != null) {
+                add(cf, ff, categoryOf(single), severityOf(single), what + " (" + label(single) + ")",
+                        holder + " of type " + what + ", named like " + label(single) + uses(ff), single);
+            } else {
+                add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "cache (" + what + ")",
+                        holder + " of type " + what + uses(ff), Remedies.CACHE);
+            }
+            return;
+        }
+        if (!mutated) {
+            return;
+        }
+        // 3. Registries of sockets and sessions.
+        String socket = raw == null ? null : firstSubtype(null, args, SOCKET_TYPES);
+        String httpSession = raw == null ? null : firstSubtype(null, args, HTTP_SESSIONS);
+        boolean collection = array || index.subtypeOf(raw, COLLECTIONS) != null;
+        if (collection && (socket != null || httpSession != null)) {
+            String type = simple(socket != null ? socket : httpSession);
+            add(cf, ff, Category.SINGLE_USE_STATE, Severity.MEDIUM, "registry of " + type + "s",
+                    holder + " of type " + what + " holding " + type + "s" + uses(ff),
+                    socket != null ? Remedies.SOCKETS : Remedies.HTTP_SESSION);
+            return;
+        }
+        // 4. Collections, maps and counters that are changed after construction.
+        boolean counter = raw != null && index.subtypeOf(raw, COUNTERS) != null;
+        if (!collection && !counter) {
+            return;
+        }
+        String single = singleUse(ff.name, cf.name, collection);
+        if (single != null) {
+            add(cf, ff, categoryOf(single), severityOf(single), (counter ? "counter" : what) + " (" + label(single) + ")",
+                    holder + " of type " + what + ", named like " + label(single) + uses(ff), single);
+        } else if (counter) {
+            add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "counter (" + what + ")",
+                    holder + " of type " + what + uses(ff), Remedies.COUNTER);
+        } else if (injected(ff)) {
+            add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "mutable " + what + " (injected)",
+                    holder + " of type " + what + ", passed in by the constructor (its implementation may be shared: "
+                            + "exclude it if so)" + uses(ff), Remedies.STATE);
+        } else if (memo(ff)) {
+            add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "lazily filled " + what + " (memo)",
+                    holder + " of type " + what + ", only ever filled by computeIfAbsent (a memo of derived values "
+                            + "is harmless; a registry is not)" + uses(ff), Remedies.CACHE);
+        } else {
+            add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what,
+                    holder + " of type " + what + uses(ff), Remedies.STATE);
+        }
+    }
+
+    /** Assigned in the constructor from a parameter rather than created there. */
+    private static boolean injected(FieldFacts ff) {
+        return "<init>".equals(ff.initMethod) && ff.assigned.isEmpty() && ff.reassignments.isEmpty();
+    }
+
+    private static boolean memo(FieldFacts ff) {
+        return ff.reassignments.isEmpty() && !ff.mutations.isEmpty()
+                && ff.mutations.stream().allMatch(u -> u.what().equals("computeIfAbsent"));
+    }
+
+    private String firstSubtype(String raw, List<String> args, Set<String> targets) {
+        if (raw != null && index.subtypeOf(raw, targets) != null) {
+            return index.subtypeOf(raw, targets);
+        }
+        for (String a : args) {
+            String t = index.subtypeOf(a, targets);
+            if (t != null) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    private static Severity severityOf(String kind) {
+        return kind.equals(Remedies.SOCKETS) ? Severity.MEDIUM : Severity.HIGH;
+    }
+
+    private static Category categoryOf(String kind) {
+        return kind.equals(Remedies.RATE_LIMITER) || kind.equals(Remedies.CONCURRENCY_CAP)
+                ? Category.LOCAL_LIMITER : Category.SINGLE_USE_STATE;
+    }
+
+    private static String label(String kind) {
+        return switch (kind) {
+            case Remedies.REVOCATION -> "revocation state";
+            case Remedies.GRANT -> "single-use grants";
+            case Remedies.TOKEN -> "single-use tokens";
+            case Remedies.DEDUPE -> "a dedupe set";
+            case Remedies.SOCKETS -> "a session registry";
+            case Remedies.RATE_LIMITER -> "a hand-rolled rate limiter";
+            case Remedies.CONCURRENCY_CAP -> "a hand-rolled concurrency cap";
+            default -> kind;
+        };
+    }
+
+    /** Classifies state by its field name (or, for strong words, its class name); null if nothing matches. */
+    static String singleUse(String field, String owner, boolean collection) {
+        Set<String> words = words(field);
+        String k = classify(words, collection);
+        if (k != null) {
+            return k;
+        }
+        Set<String> classWords = words(simple(owner));
+        classWords.retainAll(STRONG_CLASS_WORDS);
+        return classWords.isEmpty() ? null : classify(classWords, collection);
+    }
+
+    private static String classify(Set<String> words, boolean collection) {
+        if (intersects(words, REVOCATION_WORDS)) {
+            return Remedies.REVOCATION;
+        }
+        if (intersects(words, LIMITER_WORDS)) {
+            return Remedies.RATE_LIMITER;
+        }
+        if (words.contains("flight") && words.contains("in") || intersects(words, CAP_WORDS)) {
+            return Remedies.CONCURRENCY_CAP;
+        }
+        if (!collection) {
+            return null; // a counter named "used" or "seen" is a statistic, not a replay set
+        }
+        if (intersects(words, GRANT_WORDS)) {
+            return Remedies.GRANT;
+        }
+        if (intersects(words, TOKEN_WORDS)) {
+            return Remedies.TOKEN;
+        }
+        if (intersects(words, DEDUPE_WORDS)) {
+            return Remedies.DEDUPE;
+        }
+        if (intersects(words, SESSION_WORDS)) {
+            return Remedies.SOCKETS;
+        }
+        return null;
+    }
+
+    private static boolean intersects(Set<String> a, Set<String> b) {
+        for (String s : a) {
+            if (b.contains(s)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static final Pattern WORD = Pattern.compile("[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\\d+");
+
+    static Set<String> words(String name) {
+        Set<String> out = new LinkedHashSet<>();
+        Matcher m = WORD.matcher(name);
+        while (m.find()) {
+            out.add(m.group().toLowerCase(Locale.ROOT));
+        }
+        return out;
+    }
+
+    private static String uses(FieldFacts ff) {
+        List<String> parts = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        for (Use u : ff.mutations) {
+            if (seen.add(u.what() + " in " + u.method()) && parts.size() < 3) {
+                parts.add(u.what() + " in " + callable(u.method()));
+            }
+        }
+        for (Use u : ff.reassignments) {
+            if (seen.add("assigned in " + u.method()) && parts.size() < 3) {
+                parts.add("assigned in " + callable(u.method()));
+            }
+        }
+        int more = seen.size() - parts.size();
+        return parts.isEmpty() ? "" : "; " + String.join(", ", parts) + (more > 0 ? " and " + more + " more" : "");
+    }
+
+    /** {@code save()}, or {@code a lambda in save()} for a method named by {@link Collector#display}. */
+    private static String callable(String method) {
+        return method.endsWith(" (lambda)") ? "a lambda in " + method.substring(0, method.length() - 9) + "()" : method + "()";
+    }
+
+    private void add(ClassFacts cf, FieldFacts ff, Category category, Severity severity, String kind, String evidence,
+                     String remedy) {
+        int line;
+        String lineSource;
+        if (ff.initLine > 0) {
+            line = ff.initLine;
+            lineSource = "first write in " + ff.initMethod;
+        } else if (ff.firstUseLine > 0) {
+            line = ff.firstUseLine;
+            lineSource = "first use";
+        } else if (!ff.mutations.isEmpty()) {
+            line = ff.mutations.get(0).line();
+            lineSource = "first use";
+        } else {
+            line = 0;
+            lineSource = "none (no line numbers)";
+        }
+        add(cf, ff.name, line, lineSource, category, severity, kind, evidence, remedy);
+    }
+
+    private void add(ClassFacts cf, String member, int line, String lineSource, Category category, Severity severity,
+                     String kind, String evidence, String remedyKind) {
+        Remedies.Remedy r = Remedies.of(remedyKind);
+        String source = cf == null || cf.sourceFile == null ? null : sourceRoot + cf.sourceFile;
+        findings.add(new Finding(category, severity, cf.name.replace('/', '.'), member, source, line, lineSource, kind,
+                evidence, r.why(), r.remedy(), r.example()));
+    }
+
+    // ------------------------------------------------------------------ methods
+
+    private void methods(ClassFacts cf) {
+        boolean singleton = singletons.containsKey(cf.name);
+        for (MethodFacts mf : cf.methods) {
+            if (scheduledAnnotation(cf, mf)) {
+                continue;
+            }
+            Call recurring = recurringCall(mf);
+            if (recurring != null) {
+                boolean known = singleton || (mf.access & Opcodes.ACC_STATIC) != 0;
+                add(cf, Collector.display(mf.name), recurring.line(), "call", Category.IN_PROCESS_SCHEDULING,
+                        known ? Severity.HIGH : Severity.LOW, "recurring timer", simple(recurring.owner()) + "."
+                                + recurring.name() + " in " + Collector.display(mf.name) + "()"
+                                + (known ? "" : "; the class is not a known singleton (per-object housekeeping is "
+                                + "harmless; one per process is not)"), Remedies.TIMER);
+                continue;
+            }
+            startupHook(cf, mf);
+            boolean isStatic = (mf.access & Opcodes.ACC_STATIC) != 0;
+            if (singleton || ((mf.access & Opcodes.ACC_SYNCHRONIZED) != 0 && isStatic)) {
+                lockAroundWrite(cf, mf);
+            }
+            httpSession(cf, mf);
+            if (singleton || isStatic) {
+                files(cf, mf);
+            }
+            for (Map.Entry<String, Integer> n : mf.news.entrySet()) {
+                if (LOCAL_CACHE_MANAGERS.contains(n.getKey())) {
+                    add(cf, Collector.display(mf.name), n.getValue(), "call", Category.SINGLETON_STATE, Severity.MEDIUM,
+                            "cache (" + simple(n.getKey()) + ")", "new " + simple(n.getKey()) + " in "
+                                    + Collector.display(mf.name) + "(): an in-process cache manager", Remedies.CACHE);
+                    break;
+                }
+            }
+        }
+    }
+
+    private boolean scheduledAnnotation(ClassFacts cf, MethodFacts mf) {
+        String scheduled = null;
+        for (String a : mf.annotations) {
+            if (SCHEDULED.contains(a)) {
+                scheduled = a;
+            }
+        }
+        if (scheduled == null) {
+            return false;
+        }
+        for (String a : mf.annotations) {
+            if (SINGLE_RUNNER.contains(a)) {
+                return true; // protected: one runner per period
+            }
+        }
+        Set<String> words = words(mf.name);
+        boolean poller = intersects(words, POLLER_WORDS);
+        add(cf, mf.name, mf.firstLine, "method", Category.IN_PROCESS_SCHEDULING, Severity.HIGH,
+                poller ? "@" + simple(scheduled) + " job poller" : "@" + simple(scheduled) + " method",
+                "@" + simple(scheduled) + " without @BatonSingleRunner" + (poller ? "; named like a job poller" : ""),
+                poller ? Remedies.JOB_POLLER : Remedies.SCHEDULED);
+        return true;
+    }
+
+    private Call recurringCall(MethodFacts mf) {
+        for (Call c : mf.calls) {
+            String n = c.name();
+            String o = c.owner();
+            if ((n.equals("scheduleAtFixedRate") || n.equals("scheduleWithFixedDelay"))
+                    && (index.isSubtype(o, "java/util/concurrent/ScheduledExecutorService")
+                    || index.isSubtype(o, "org/springframework/scheduling/TaskScheduler")
+                    || index.isSubtype(o, "java/util/Timer"))) {
+                return c;
+            }
+            if (n.equals("schedule") && index.isSubtype(o, "java/util/Timer") && Type.getArgumentTypes(c.desc()).length == 3) {
+                return c;
+            }
+            if (n.equals("schedule") && index.isSubtype(o, "org/springframework/scheduling/TaskScheduler")
+                    && c.desc().contains("Lorg/springframework/scheduling/Trigger;")) {
+                return c;
+            }
+            if (n.startsWith("add") && n.endsWith("Task") && o.equals("org/springframework/scheduling/config/ScheduledTaskRegistrar")) {
+                return c;
+            }
+            // Flux.interval is cold: a template stored in a field (an SSE heartbeat) runs per subscriber.
+            if (n.equals("interval") && o.equals("reactor/core/publisher/Flux") && subscribes(mf)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private void startupHook(ClassFacts cf, MethodFacts mf) {
+        String hook = null;
+        if (mf.name.equals("run") && (index.isSubtype(cf.name, "org/springframework/boot/ApplicationRunner")
+                || index.isSubtype(cf.name, "org/springframework/boot/CommandLineRunner"))) {
+            hook = "ApplicationRunner.run";
+        } else if (mf.name.equals("start") && mf.desc.equals("()V")
+                && index.isSubtype(cf.name, "org/springframework/context/Lifecycle")) {
+            hook = "Lifecycle.start";
+        } else if (mf.annotations.stream().anyMatch(POST_CONSTRUCT::contains)) {
+            hook = "@PostConstruct";
+        } else if (mf.name.equals("afterPropertiesSet") && index.isSubtype(cf.name, "org/springframework/beans/factory/InitializingBean")) {
+            hook = "InitializingBean.afterPropertiesSet";
+        } else if ((mf.annotated("org/springframework/context/event/EventListener")
+                || mf.name.equals("onApplicationEvent")) && mf.parameterTypes.stream().anyMatch(STARTUP_EVENTS::contains)) {
+            hook = "start-up event listener";
+        }
+        boolean async = mf.annotated("org/springframework/scheduling/annotation/Async");
+        if (hook == null && !async) {
+            return;
+        }
+        String evidence = null;
+        List<MethodFacts> bodies = withCallees(cf, mf);
+        if (hook != null) {
+            for (MethodFacts b : bodies) {
+                Call start = threadStart(b);
+                if (start != null) {
+                    evidence = simple(start.owner()) + "." + start.name() + (b == mf ? "" : " in " + Collector.display(b.name) + "()");
+                    break;
+                }
+            }
+        }
+        if (evidence == null) {
+            for (MethodFacts b : bodies) {
+                Call wait = b.loop ? waitCall(b) : null;
+                if (wait != null) {
+                    evidence = "a loop calling " + simple(wait.owner()) + "." + wait.name()
+                            + (b == mf ? "" : " in " + Collector.display(b.name) + "()");
+                    break;
+                }
+            }
+        }
+        if (evidence == null) {
+            return;
+        }
+        add(cf, mf.name, mf.firstLine, "method", Category.IN_PROCESS_SCHEDULING, Severity.HIGH,
+                async ? "@Async loop" : "background loop started by " + hook,
+                (async ? "@Async method" : hook) + " runs " + evidence, Remedies.STARTUP_LOOP);
+    }
+
+    /** The method and the methods of the same class it calls directly. */
+    private static List<MethodFacts> withCallees(ClassFacts cf, MethodFacts mf) {
+        List<MethodFacts> out = new ArrayList<>();
+        out.add(mf);
+        for (Call c : mf.calls) {
+            if (c.owner().equals(cf.name)) {
+                for (MethodFacts other : cf.methods) {
+                    if (other != mf && other.name.equals(c.name()) && other.desc.equals(c.desc()) && !out.contains(other)) {
+                        out.add(other);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    private static boolean subscribes(MethodFacts mf) {
+        for (Call c : mf.calls) {
+            if (c.name().startsWith("subscribe") && c.owner().startsWith("reactor/core/publisher/")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private Call threadStart(MethodFacts mf) {
+        for (Call c : mf.calls) {
+            String n = c.name();
+            String o = c.owner();
+            if ((n.equals("start") && index.isSubtype(o, "java/lang/Thread"))
+                    || n.equals("startVirtualThread")
+                    || ((n.equals("execute") || n.equals("submit")) && (index.isSubtype(o, "java/util/concurrent/Executor")
+                    || index.isSubtype(o, "org/springframework/core/task/TaskExecutor")))
+                    || ((n.equals("runAsync") || n.equals("supplyAsync")) && o.equals("java/util/concurrent/CompletableFuture"))) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private Call waitCall(MethodFacts mf) {
+        for (Call c : mf.calls) {
+            String n = c.name();
+            String o = c.owner();
+            if ((n.equals("sleep") && (o.equals("java/lang/Thread") || o.equals("java/util/concurrent/TimeUnit")))
+                    || (n.equals("wait") && o.equals("java/lang/Object"))
+                    || ((n.equals("take") || n.equals("poll")) && index.isSubtype(o, "java/util/concurrent/BlockingQueue"))
+                    || ((n.equals("parkNanos") || n.equals("park")) && o.equals("java/util/concurrent/locks/LockSupport"))) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private void lockAroundWrite(ClassFacts cf, MethodFacts mf) {
+        String lock = null;
+        int line = 0;
+        if ((mf.access & Opcodes.ACC_SYNCHRONIZED) != 0) {
+            lock = "synchronized method";
+            line = mf.firstLine;
+        } else if (mf.monitorLine > 0) {
+            lock = "synchronized block";
+            line = mf.monitorLine;
+        } else {
+            for (Call c : mf.calls) {
+                if ((c.name().equals("lock") || c.name().equals("tryLock") || c.name().equals("lockInterruptibly"))
+                        && index.isSubtype(c.owner(), "java/util/concurrent/locks/Lock")) {
+                    lock = simple(c.owner()) + "." + c.name();
+                    line = c.line();
+                    break;
+                }
+            }
+        }
+        if (lock == null) {
+            return;
+        }
+        for (MethodFacts b : withCallees(cf, mf)) {
+            Call write = sharedWrite(b);
+            if (write != null) {
+                add(cf, mf.name, line, "method", Category.LOCAL_LIMITER, Severity.HIGH, "JVM lock around a shared write",
+                        lock + " held across " + simple(write.owner()) + "." + write.name()
+                                + (b == mf ? "" : " in " + Collector.display(b.name) + "()"), Remedies.LOCK);
+                return;
+            }
+        }
+    }
+
+    private Call sharedWrite(MethodFacts mf) {
+        for (Call c : mf.calls) {
+            String n = c.name();
+            String o = c.owner();
+            if ((n.equals("executeUpdate") || n.equals("executeBatch") || n.equals("executeLargeUpdate")
+                    || n.equals("executeLargeBatch")) && index.isSubtype(o, "java/sql/Statement")) {
+                return c;
+            }
+            if ((n.equals("update") || n.equals("batchUpdate")) && (index.isSubtype(o, "org/springframework/jdbc/core/JdbcOperations")
+                    || index.isSubtype(o, "org/springframework/jdbc/core/namedparam/NamedParameterJdbcOperations")
+                    || o.equals("org/springframework/jdbc/core/simple/JdbcClient$StatementSpec"))) {
+                return c;
+            }
+            if ((n.equals("persist") || n.equals("merge") || n.equals("remove") || n.equals("flush"))
+                    && (index.isSubtype(o, "jakarta/persistence/EntityManager") || index.isSubtype(o, "javax/persistence/EntityManager"))) {
+                return c;
+            }
+            if ((n.startsWith("save") || n.startsWith("delete") || n.equals("persist") || n.equals("merge")
+                    || n.equals("update")) && (index.isSubtype(o, "org/springframework/data/repository/Repository")
+                    || index.isSubtype(o, "org/hibernate/Session"))) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private void httpSession(ClassFacts cf, MethodFacts mf) {
+        for (Call c : mf.calls) {
+            if (c.name().equals("setAttribute") && HTTP_SESSIONS.contains(c.owner())
+                    && !index.hasPackage("org/springframework/session/")) {
+                add(cf, Collector.display(mf.name), c.line(), "call", Category.SINGLE_USE_STATE, Severity.MEDIUM,
+                        "HttpSession attribute", "HttpSession.setAttribute in " + Collector.display(mf.name)
+                                + "(); no Spring Session classes were found among the classes read", Remedies.HTTP_SESSION);
+                return;
+            }
+        }
+    }
+
+    private void files(ClassFacts cf, MethodFacts mf) {
+        FileWrite best = null;
+        for (FileWrite w : mf.fileWrites) {
+            if (w.pathKind().equals("constant")) {
+                best = w;
+                break;
+            }
+            if (w.pathKind().equals("configured") && best == null) {
+                best = w;
+            }
+        }
+        if (best == null) {
+            return;
+        }
+        boolean constant = best.pathKind().equals("constant");
+        add(cf, Collector.display(mf.name), best.line(), "call", Category.LOCAL_FILE_STATE,
+                constant ? Severity.MEDIUM : Severity.LOW, constant ? "file at a fixed path" : "file at a configured path",
+                best.api() + " in " + Collector.display(mf.name) + "() writes a path built from "
+                        + (constant ? "constants" : "a field (configuration)") + ", not a temporary file", Remedies.FILE);
+    }
+
+    // ------------------------------------------------------------------ Quartz
+
+    private static final Pattern RAM_STORE_PROPERTY = Pattern.compile(
+            "(?m)^\\s*(org\\.quartz\\.jobStore\\.class\\s*[=:]\\s*org\\.quartz\\.simpl\\.RAMJobStore"
+                    + "|spring\\.quartz\\.job-store-type\\s*[=:]\\s*memory|job-store-type\\s*:\\s*memory)");
+    private static final Pattern JDBC_STORE_PROPERTY = Pattern.compile(
+            "job-store-type\\s*[=:]\\s*jdbc|org\\.quartz\\.jobStore\\.class\\s*[=:]\\s*\\S*(JobStoreTX|JobStoreCMT|LocalDataSourceJobStore)");
+
+    private void quartz() {
+        boolean ram = false;
+        boolean jdbc = false;
+        for (Map.Entry<String, String> r : resources.entrySet()) {
+            Matcher m = RAM_STORE_PROPERTY.matcher(r.getValue());
+            if (m.find()) {
+                ram = true;
+                int line = 1 + (int) r.getValue().substring(0, m.start()).chars().filter(ch -> ch == '\n').count();
+                String text = m.group(1).trim();
+                String key = text.substring(0, text.indexOf(text.contains("=") ? '=' : ':')).trim();
+                Remedies.Remedy rem = Remedies.of(Remedies.QUARTZ_RAM);
+                findings.add(new Finding(Category.IN_PROCESS_SCHEDULING, Severity.HIGH, r.getKey(), key,
+                        r.getKey(), line, "configuration", "Quartz in-memory job store",
+                        "configuration sets " + text, rem.why(), rem.remedy(), rem.example()));
+            }
+            if (JDBC_STORE_PROPERTY.matcher(r.getValue()).find()) {
+                jdbc = true;
+            }
+        }
+        ClassFacts firstJob = null;
+        for (ClassFacts cf : classes) {
+            if (cf.ramJobStoreLine > 0) {
+                ram = true;
+                add(cf, "", cf.ramJobStoreLine, "call", Category.IN_PROCESS_SCHEDULING, Severity.HIGH,
+                        "Quartz in-memory job store", "references org.quartz.simpl.RAMJobStore", Remedies.QUARTZ_RAM);
+            }
+            if (firstJob == null && (cf.access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_INTERFACE)) == 0
+                    && index.isSubtype(cf.name, "org/quartz/Job")) {
+                firstJob = cf;
+            }
+        }
+        if (!ram && !jdbc && firstJob != null) {
+            add(firstJob, "", 0, "none (class)", Category.IN_PROCESS_SCHEDULING, Severity.MEDIUM,
+                    "Quartz job without a JDBC job store", "a Quartz job; no JDBC job store is configured in the "
+                            + "configuration read (Spring Boot's default store is in memory)", Remedies.QUARTZ_RAM);
+        }
+    }
+
+    // ------------------------------------------------------------------ types
+
+    static String rawType(String desc) {
+        Type t = Type.getType(desc);
+        return t.getSort() == Type.OBJECT ? t.getInternalName() : null;
+    }
+
+    /** Every class type named in a field's generic signature except the raw type itself. */
+    static List<String> typeArguments(String signature) {
+        if (signature == null) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>();
+        new SignatureReader(signature).acceptType(new SignatureVisitor(Opcodes.ASM9) {
+            private boolean first = true;
+
+            @Override
+            public void visitClassType(String name) {
+                if (first) {
+                    first = false;
+                } else {
+                    out.add(name);
+                }
+            }
+        });
+        return out;
+    }
+
+    static String simple(String internal) {
+        String s = internal.substring(internal.lastIndexOf('/') + 1);
+        return s.substring(s.lastIndexOf('$') + 1);
+    }
+}

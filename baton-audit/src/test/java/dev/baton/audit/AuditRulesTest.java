@@ -1,0 +1,114 @@
+package dev.baton.audit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The rules on the fixtures in {@code dev.baton.audit.fixtures}: what is reported, and what must not be. */
+class AuditRulesTest {
+    static final Path FIXTURES = Path.of("target/test-classes");
+    static final String P = "dev.baton.audit.fixtures.";
+    static AuditReport report;
+
+    @BeforeAll
+    static void audit() {
+        report = BatonAudit.forClasses(FIXTURES).run();
+    }
+
+    private static List<Finding> in(String simpleClass) {
+        return report.findings().stream().filter(f -> f.className().equals(P + simpleClass)).toList();
+    }
+
+    @Test
+    void reportsExactlyTheStateThatBreaksWithSeveralInstances() {
+        assertThat(report.findings().stream().filter(f -> f.className().startsWith(P)))
+                .extracting(Finding::category, f -> f.className().substring(P.length()), Finding::member, Finding::severity)
+                .containsExactlyInAnyOrder(
+                        tuple(Category.IN_PROCESS_SCHEDULING, "Heartbeat", "start", Severity.HIGH),
+                        tuple(Category.IN_PROCESS_SCHEDULING, "Ticker", "start", Severity.LOW),
+                        tuple(Category.IN_PROCESS_SCHEDULING, "Ticker", "startTimer", Severity.LOW),
+                        tuple(Category.SINGLETON_STATE, "Registry", "shared", Severity.LOW),
+                        tuple(Category.SINGLETON_STATE, "Registry", "lengths", Severity.LOW),
+                        tuple(Category.LOCAL_LIMITER, "Registry", "permits", Severity.HIGH),
+                        tuple(Category.LOCAL_LIMITER, "Registry", "record", Severity.HIGH),
+                        tuple(Category.SINGLE_USE_STATE, "NonceBook", "nonces", Severity.HIGH),
+                        tuple(Category.SINGLE_USE_STATE, "Registry", "seenIds", Severity.HIGH),
+                        tuple(Category.SINGLE_USE_STATE, "Registry", "usedTokens", Severity.HIGH),
+                        tuple(Category.SINGLE_USE_STATE, "Statics", "SEEN", Severity.HIGH),
+                        tuple(Category.SINGLETON_STATE, "Registry", "names", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "Registry", "requests", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "Statics", "COUNTS", Severity.MEDIUM),
+                        tuple(Category.LOCAL_FILE_STATE, "Registry", "export", Severity.MEDIUM),
+                        tuple(Category.LOCAL_FILE_STATE, "Registry", "exportConfigured", Severity.LOW),
+                        tuple(Category.LOCAL_LIMITER, "LoginThrottle", "globalLimit", Severity.HIGH),
+                        tuple(Category.LOCAL_LIMITER, "LoginThrottle", "attemptsByIp", Severity.HIGH),
+                        tuple(Category.LOCAL_LIMITER, "LoginThrottle", "inFlightExports", Severity.HIGH),
+                        tuple(Category.SINGLETON_STATE, "PriceCache", "prices", Severity.MEDIUM),
+                        tuple(Category.SINGLE_USE_STATE, "PriceCache", "usedNonces", Severity.HIGH),
+                        tuple(Category.IN_PROCESS_SCHEDULING, "Startup", "startPoller", Severity.HIGH),
+                        tuple(Category.SINGLE_USE_STATE, "Web", "login", Severity.MEDIUM),
+                        tuple(Category.SINGLE_USE_STATE, "Web", "waiting", Severity.MEDIUM));
+    }
+
+    @Test
+    void immutableAndInitializerOnlyStateIsNotReported() {
+        assertThat(in("Statics")).extracting(Finding::member).doesNotContain("NAMES", "LOOKUP", "BY_LENGTH", "TABLE", "items");
+        assertThat(in("Level")).isEmpty();
+        assertThat(in("Registry")).extracting(Finding::member)
+                .doesNotContain("defaults", "built", "scratch", "exportDir", "aliases", "withAlias");
+        assertThat(in("Ticker")).extracting(Finding::member).doesNotContain("once");
+        assertThat(in("Startup")).extracting(Finding::member).doesNotContain("warm", "table");
+    }
+
+    @Test
+    void fieldLinesSayWhereTheyComeFrom() {
+        Finding tokens = in("Registry").stream().filter(f -> f.member().equals("usedTokens")).findFirst().orElseThrow();
+        assertThat(tokens.sourceFile()).isEqualTo("dev/baton/audit/fixtures/Registry.java");
+        assertThat(tokens.line()).isEqualTo(23);
+        assertThat(tokens.lineSource()).isEqualTo("first write in <init>");
+        assertThat(tokens.evidence()).contains("putIfAbsent in redeem()");
+        Finding seen = in("Statics").stream().filter(f -> f.member().equals("SEEN")).findFirst().orElseThrow();
+        assertThat(seen.lineSource()).isEqualTo("first write in <clinit>");
+        assertThat(seen.line()).isEqualTo(18);
+    }
+
+    @Test
+    void evidenceNamesViewsMethodReferencesAndHolders() {
+        assertThat(in("Registry")).filteredOn(f -> f.member().equals("names")).extracting(Finding::evidence)
+                .singleElement().asString().contains("remove in prune()");
+        assertThat(in("Registry")).filteredOn(f -> f.member().equals("seenIds")).extracting(Finding::evidence)
+                .singleElement().asString().contains("add (method reference) in remember()");
+        assertThat(in("NonceBook")).extracting(Finding::evidence).singleElement().asString()
+                .contains("created by Holder.book");
+    }
+
+    @Test
+    void everyFindingCarriesWhyAndARemedyWithAnExample() {
+        for (Finding f : report.findings()) {
+            assertThat(f.why()).as(f.location()).isNotBlank();
+            assertThat(f.remedy()).as(f.location()).isNotBlank();
+            assertThat(f.example()).as(f.location()).isNotBlank();
+        }
+        Finding cap = in("Registry").stream().filter(f -> f.member().equals("permits")).findFirst().orElseThrow();
+        assertThat(cap.remedy()).contains("concurrencyCap(");
+        Finding tokens = in("Registry").stream().filter(f -> f.member().equals("usedTokens")).findFirst().orElseThrow();
+        assertThat(tokens.example()).contains("tokens().consume(");
+    }
+
+    @Test
+    void classifiesStateByName() {
+        assertThat(Rules.singleUse("logoutEpochs", "a/B", true)).isEqualTo(Remedies.REVOCATION);
+        assertThat(Rules.singleUse("redeemedGrants", "a/B", true)).isEqualTo(Remedies.GRANT);
+        assertThat(Rules.singleUse("processedMessageIds", "a/B", true)).isEqualTo(Remedies.DEDUPE);
+        assertThat(Rules.singleUse("entries", "a/ReplayCache", true)).isEqualTo(Remedies.TOKEN);
+        assertThat(Rules.singleUse("usedBytes", "a/B", false)).isNull();
+        assertThat(Rules.singleUse("failedAttempts", "a/B", false)).isEqualTo(Remedies.RATE_LIMITER);
+        assertThat(Rules.singleUse("inFlight", "a/B", false)).isEqualTo(Remedies.CONCURRENCY_CAP);
+        assertThat(Rules.singleUse("prices", "a/B", true)).isNull();
+        assertThat(Rules.words("jtiSeenURLCache2")).containsExactly("jti", "seen", "url", "cache", "2");
+    }
+}
