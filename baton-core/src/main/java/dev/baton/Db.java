@@ -210,11 +210,4 @@ final class Db {
             // The connection is broken; the pool discards it.
         }
     }
-
-    /** For tests: forget the defaults read so far. */
-    static void forgetAll() {
-        synchronized (INSTANCES) {
-            INSTANCES.clear();
-        }
-    }
 }

@@ -24,13 +24,4 @@ final class JacksonCodec implements PayloadCodec {
     public <T> T decode(String json, Class<T> type) throws Exception {
         return mapper.readValue(json, type);
     }
-
-    /** Quotes a string as JSON (for error records). */
-    static String quote(String s) {
-        try {
-            return DEFAULT.mapper.writeValueAsString(s);
-        } catch (Exception e) {
-            return "\"?\"";
-        }
-    }
 }

@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * clock; when it passes the task is cancelled (flag plus interrupt) and the term ends. Because the
  * database started the TTL no earlier than that send time, the task is told to stop at least L/2
  * before anyone else can acquire. Safety does not rest on this timing: every write of the task is
- * fenced by the database. Renewals and acquisition use their own connection, held by the runner, so
- * an exhausted application pool cannot starve them.
+ * fenced by the database. Renewals and acquisition borrow from the coordination data source call by
+ * call (give Baton one of its own so that an exhausted application pool cannot starve them); each runner
+ * is one acquisition, so two runners of one name never lead at once, in one process or in two.
  *
  * <p>Graceful {@link #stop()} cancels the task, waits for it, and releases the lease with a
  * notification, so a waiting candidate takes over at once rather than after a poll.

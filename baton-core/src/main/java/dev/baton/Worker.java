@@ -190,12 +190,15 @@ final class Worker {
         final AtomicInteger starting = new AtomicInteger();
         /** Held while a claim statement runs; stopClaiming takes it to wait out a claim in flight. */
         final Object claimLock = new Object();
+        /** Names the claim in an unknown-outcome message (built once, not per claim). */
+        final String claimWhat;
         Thread thread;
 
         QueueRunner(String queue, int concurrency) {
             this.queue = queue;
             this.concurrency = concurrency;
             this.slots = new Semaphore(concurrency);
+            this.claimWhat = "a claim from queue '" + queue + "'";
             AtomicInteger n = new AtomicInteger();
             this.handlersPool = Executors.newFixedThreadPool(concurrency, r -> {
                 Thread t = new Thread(r, "baton-job-" + queue + "-" + n.incrementAndGet());
@@ -259,8 +262,7 @@ final class Worker {
             long send = ticker.getAsLong();
             List<JobStore.Claimed> jobs;
             try {
-                jobs = db.call("a claim from queue '" + queue + "'",
-                        c -> store.claim(c, queue, kinds, free, config.jobLease().toMillis(), nodeId));
+                jobs = db.call(claimWhat, c -> store.claim(c, queue, kinds, free, config.jobLease().toMillis(), nodeId));
             } catch (JobStore.KeyRaceLost e) {
                 jobs = List.of();
             }
