@@ -29,7 +29,10 @@ class FencePausedWriterTest extends DbTest {
      * Protection removed and seen failing: the idle bound of the fence set from the time the lease has left
      * (back to the whole TTL, as before): the writer that fenced 1.5 s into its 2 s lease held the row until
      * 2 s after the fence, so the takeover came 1.5 s after the lease expired and "before the old bound"
-     * failed.
+     * failed. (A first version of this test read the takeover's time from its grant, which the acquire
+     * statement then stamped before waiting for the row: it passed with the protection removed. The
+     * statement now locks the row first and stamps after the wait, and the test also reads the database
+     * clock once the takeover has returned.)
      */
     @Test
     void L05_aWriterPausedInsideItsFencedTransactionDelaysATakeoverOnlyUntilItsLeaseRunsOut() throws Exception {
@@ -43,9 +46,11 @@ class FencePausedWriterTest extends DbTest {
         Instant fencedBy = dbNow(); // the fence ran before this: the transaction sits idle from here
 
         LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20)).orElseThrow();
+        Instant takenBy = dbNow();
         assertThat(b.acquiredAt()).as("no takeover before A's lease expired").isAfterOrEqualTo(a.expiresAt());
-        assertThat(b.acquiredAt()).as("before the old bound (idle for the whole TTL after the fence)")
+        assertThat(takenBy).as("taken over before the old bound (idle for the whole TTL after the fence)")
                 .isBefore(fencedBy.plus(TTL));
+        assertThat(b.acquiredAt()).as("the grant is stamped after its wait for the row").isAfter(fencedBy);
         inside.release();
         assertThatThrownBy(write::join).isInstanceOf(CompletionException.class)
                 .hasCauseInstanceOf(LeaseLostException.class);

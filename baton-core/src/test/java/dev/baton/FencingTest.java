@@ -247,8 +247,8 @@ class FencingTest extends DbTest {
 
     private void awaitTakeoverBlockedOnLock() {
         Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10)).until(() -> count(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO \""
-                        + schema + "\".lease%'") >= 1);
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('\""
+                        + schema + "\".lease l' in query) > 0") >= 1);
     }
 
     private static org.assertj.core.api.AbstractThrowableAssert<?, ? extends Throwable> assertThatThrownByFuture(

@@ -9,26 +9,32 @@
 -- runners or two processes sharing an owner id exclude each other like any two owners. Every grant gets
 -- a new generation, strictly higher than the row's previous one and drawn from a sequence shared by
 -- every lease of the schema, so generations never repeat even after an idle row is pruned and created
--- again; an attempt that takes nothing draws nothing. If another transaction holds the row (a fenced
--- write under FOR SHARE, a renewal), the update waits, then re-checks expiry on the newest row version
--- (Read Committed); times are taken after that wait. A row inserted by a racing first acquisition after
--- this statement's snapshot makes it take nothing (the caller tries again).
--- Parameters: name, owner_id, ttl_ms, owner_meta, acquisition.
+-- again; an attempt that takes nothing draws nothing. A lease that looks free or expired is locked first
+-- (FOR UPDATE): if another transaction holds the row (a fenced write under FOR SHARE, a renewal), this
+-- waits, re-checks on the newest row version (Read Committed), and only then computes the new times, so
+-- they are taken after the wait. A lease that is held is answered at once, without waiting. A row
+-- inserted by a racing first acquisition after this statement's snapshot makes it take nothing (the
+-- caller tries again). Parameters: name, owner_id, ttl_ms, owner_meta, acquisition.
 WITH p AS (
     SELECT ?::text AS name, ?::text AS owner_id, ?::bigint AS ttl_ms, ?::jsonb AS owner_meta, ?::text AS acquisition
+), free AS (
+    SELECT l.name, l.generation
+      FROM ${schema}.lease l, p
+     WHERE l.name = p.name
+       AND (l.owner_id IS NULL OR l.expires_at <= clock_timestamp()
+            OR (l.owner_id = p.owner_id AND l.acquisition = p.acquisition))
+       FOR UPDATE OF l
 ), updated AS (
     UPDATE ${schema}.lease l
        SET owner_id    = p.owner_id,
-           generation  = greatest(nextval('${schema}.lease_generation'), l.generation + 1),
+           generation  = greatest(nextval('${schema}.lease_generation'), f.generation + 1),
            acquired_at = clock_timestamp(),
            renewed_at  = clock_timestamp(),
            expires_at  = clock_timestamp() + p.ttl_ms * interval '1 millisecond',
            owner_meta  = p.owner_meta,
            acquisition = p.acquisition
-      FROM p
-     WHERE l.name = p.name
-       AND (l.owner_id IS NULL OR l.expires_at <= clock_timestamp()
-            OR (l.owner_id = p.owner_id AND l.acquisition = p.acquisition))
+      FROM p, free f
+     WHERE l.name = f.name
     RETURNING l.name, l.owner_id, l.generation, l.acquired_at, l.expires_at
 ), inserted AS (
     INSERT INTO ${schema}.lease (name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_meta,
@@ -98,9 +104,9 @@ UPDATE ${schema}.lease_history h
 -- check. A plain subquery would read the snapshot and let a stale write through.
 -- The second column bounds how long this transaction may sit idle holding the lock (a paused
 -- writer must not block a takeover forever): set_config(..., true) is transaction-local.
--- The idle bound is the time the lease has left (at least 1 ms): a writer paused inside its fenced
--- transaction is ended by the server about when its lease expires, so a takeover waits for it at most
--- until then plus the time the lease had left when the fence ran (docs/decisions/0012).
+-- The idle bound is the time the lease has left when the fence runs (at least 1 ms): a writer that
+-- pauses right after the fence is ended by the server about when its lease expires; one that pauses
+-- later is ended that long after its last statement (docs/decisions/0012).
 -- Parameters: name, owner_id, generation.
 SELECT l.generation,
        set_config('idle_in_transaction_session_timeout',
