@@ -5,13 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.testkit.Lending;
 import dev.baton.testkit.PausePoints;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -23,7 +22,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -258,7 +256,7 @@ class ConnectionLossTest extends LeadershipDbTest {
         createLedger();
         LeaseGrant grant = leases.tryAcquire(NAME, "l07c-owner", Duration.ofSeconds(30)).orElseThrow();
         OnceDataSource ds = new OnceDataSource(pool, timedOutConnection(), timedOutConnection());
-        Leases viaDs = Baton.builder(ds).schema(schema).build().leases(); // public API, not started
+        Leases viaDs = Baton.builder(ds.ds).schema(schema).build().leases(); // public API, not started
 
         assertThatThrownBy(() -> viaDs.renew(grant)).isInstanceOf(BatonException.class)
                 .isNotInstanceOf(LeaseLostException.class)
@@ -302,67 +300,28 @@ class ConnectionLossTest extends LeadershipDbTest {
         return c;
     }
 
-    /** Hands out the given (broken) connections first, one per call, then delegates. */
-    static final class OnceDataSource implements DataSource {
-        private final DataSource delegate;
+    /** Hands out the given (broken) connections first, one per call, then borrows from the pool. */
+    static final class OnceDataSource {
         private final Deque<Connection> first = new ArrayDeque<>();
         private int handedOut;
+        final DataSource ds;
 
         OnceDataSource(DataSource delegate, Connection... first) {
-            this.delegate = delegate;
             this.first.addAll(List.of(first));
+            ds = Lending.dataSource(delegate, () -> {
+                synchronized (this) {
+                    Connection c = this.first.poll();
+                    if (c != null) {
+                        handedOut++;
+                        return c;
+                    }
+                }
+                return delegate.getConnection();
+            });
         }
 
         synchronized int handedOut() {
             return handedOut;
-        }
-
-        @Override
-        public Connection getConnection() throws SQLException {
-            synchronized (this) {
-                Connection c = first.poll();
-                if (c != null) {
-                    handedOut++;
-                    return c;
-                }
-            }
-            return delegate.getConnection();
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            return getConnection();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {}
-
-        @Override
-        public void setLoginTimeout(int seconds) {}
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
         }
     }
 }

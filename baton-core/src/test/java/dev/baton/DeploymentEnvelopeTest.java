@@ -5,13 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import java.io.PrintWriter;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import dev.baton.testkit.Lending;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +19,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -122,7 +117,8 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
     @Test
     void E04_batonLeavesNoSessionStateOnTheConnectionsItBorrows() throws Exception {
         createLedger();
-        Recording ds = new Recording(userPool("e04-spy"));
+        Recording spy = new Recording(userPool("e04-spy"));
+        DataSource ds = spy.ds;
         Baton node = start(nodeBuilder("e04-spy", ds).notifications(NotificationMode.POLL)
                 .worker(fastWorker("default", 2).build())
                 .handle("work", Item.class, (item, ctx) -> ctx.transaction(tx -> insertEffect(tx))));
@@ -140,8 +136,8 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
         node.leases().fenced(ds, g, tx -> insertLedger(tx, g));
         node.leases().release(g);
 
-        assertThat(ds.violations).as("session state changed and not restored").isEmpty();
-        assertThat(ds.borrowed.get()).isGreaterThan(10);
+        assertThat(spy.violations).as("session state changed and not restored").isEmpty();
+        assertThat(spy.borrowed.get()).isGreaterThan(10);
     }
 
     @Test
@@ -181,81 +177,28 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
     }
 
     /**
-     * A data source that watches what is done to the connections it lends: a call of
-     * {@code setTransactionIsolation} (a session-level SET), or a connection given back with another
-     * auto-commit mode than it was lent with.
+     * Watches what is done to the connections a pool lends: a call of {@code setTransactionIsolation}
+     * (a session-level SET), or a connection given back with another auto-commit mode than it was lent with.
      */
-    private static final class Recording implements DataSource {
-        final DataSource target;
+    private static final class Recording {
         final List<String> violations = new CopyOnWriteArrayList<>();
         final AtomicInteger borrowed = new AtomicInteger();
+        final DataSource ds;
 
         Recording(DataSource target) {
-            this.target = target;
-        }
-
-        @Override
-        public Connection getConnection() throws SQLException {
-            Connection c = target.getConnection();
-            borrowed.incrementAndGet();
-            boolean lentWith = c.getAutoCommit();
-            InvocationHandler h = (proxy, method, args) -> {
-                switch (method.getName()) {
-                    case "setTransactionIsolation" -> violations.add("setTransactionIsolation(" + args[0] + ")");
-                    case "close" -> {
-                        if (!c.isClosed() && c.getAutoCommit() != lentWith) {
-                            violations.add("given back with autoCommit=" + c.getAutoCommit() + ", lent with " + lentWith);
-                        }
+            ds = Lending.dataSource(target, () -> {
+                Connection c = target.getConnection();
+                borrowed.incrementAndGet();
+                boolean lentWith = c.getAutoCommit();
+                return Lending.intercept(c, (method, args, proceed) -> {
+                    if (method.getName().equals("setTransactionIsolation")) {
+                        violations.add("setTransactionIsolation(" + args[0] + ")");
+                    } else if (method.getName().equals("close") && !c.isClosed() && c.getAutoCommit() != lentWith) {
+                        violations.add("given back with autoCommit=" + c.getAutoCommit() + ", lent with " + lentWith);
                     }
-                    default -> { }
-                }
-                try {
-                    return method.invoke(c, args);
-                } catch (InvocationTargetException e) {
-                    throw e.getCause();
-                }
-            };
-            return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, h);
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            throw new SQLFeatureNotSupportedException();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() throws SQLException {
-            return target.getLogWriter();
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) throws SQLException {
-            target.setLogWriter(out);
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) throws SQLException {
-            target.setLoginTimeout(seconds);
-        }
-
-        @Override
-        public int getLoginTimeout() throws SQLException {
-            return target.getLoginTimeout();
-        }
-
-        @Override
-        public Logger getParentLogger() {
-            return Logger.getLogger("e04");
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            return target.unwrap(iface);
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) throws SQLException {
-            return target.isWrapperFor(iface);
+                    return proceed.call();
+                });
+            });
         }
     }
 }

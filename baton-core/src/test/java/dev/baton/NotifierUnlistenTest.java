@@ -3,15 +3,11 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
-import java.io.PrintWriter;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import dev.baton.testkit.Lending;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -34,63 +30,15 @@ class NotifierUnlistenTest extends DbTest {
         HikariDataSource senderPool = closeLater(PG.newPool("unlisten-sender-" + schema, 2));
         // The first connection listens; the probe's sender never commits, so its notification never arrives.
         AtomicInteger borrowed = new AtomicInteger();
-        DataSource ds = new DataSource() {
-            @Override
-            public Connection getConnection() throws SQLException {
-                if (borrowed.getAndIncrement() == 0) {
-                    return listenerPool.getConnection();
-                }
-                Connection c = senderPool.getConnection();
-                c.setAutoCommit(false);
-                return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-                        new Class<?>[] {Connection.class}, (proxy, m, args) -> switch (m.getName()) {
-                            case "commit" -> null; // dropped: the notification is rolled back on close
-                            default -> {
-                                try {
-                                    yield m.invoke(c, args);
-                                } catch (InvocationTargetException e) {
-                                    throw e.getCause();
-                                }
-                            }
-                        });
+        DataSource ds = Lending.dataSource(senderPool, () -> {
+            if (borrowed.getAndIncrement() == 0) {
+                return listenerPool.getConnection();
             }
-
-            @Override
-            public Connection getConnection(String u, String p) throws SQLException {
-                throw new SQLFeatureNotSupportedException();
-            }
-
-            @Override
-            public PrintWriter getLogWriter() {
-                return null;
-            }
-
-            @Override
-            public void setLogWriter(PrintWriter out) {}
-
-            @Override
-            public void setLoginTimeout(int seconds) {}
-
-            @Override
-            public int getLoginTimeout() {
-                return 0;
-            }
-
-            @Override
-            public Logger getParentLogger() {
-                return Logger.getLogger("unlisten");
-            }
-
-            @Override
-            public <T> T unwrap(Class<T> iface) throws SQLException {
-                throw new SQLException("not a wrapper");
-            }
-
-            @Override
-            public boolean isWrapperFor(Class<?> iface) {
-                return false;
-            }
-        };
+            Connection c = senderPool.getConnection();
+            c.setAutoCommit(false);
+            // commit dropped: the notification is rolled back on close
+            return Lending.intercept(c, (m, args, proceed) -> m.getName().equals("commit") ? null : proceed.call());
+        });
         Notifier notifier = new Notifier(ds, schema, NotificationMode.AUTO, true);
         try {
             notifier.start();
