@@ -7,11 +7,13 @@ import dev.baton.audit.Facts.FileWrite;
 import dev.baton.audit.Facts.MethodFacts;
 import dev.baton.audit.Facts.Use;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.objectweb.asm.Handle;
 import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.Type;
 import org.objectweb.asm.tree.AbstractInsnNode;
@@ -20,6 +22,7 @@ import org.objectweb.asm.tree.ClassNode;
 import org.objectweb.asm.tree.FieldInsnNode;
 import org.objectweb.asm.tree.FieldNode;
 import org.objectweb.asm.tree.InsnList;
+import org.objectweb.asm.tree.InvokeDynamicInsnNode;
 import org.objectweb.asm.tree.JumpInsnNode;
 import org.objectweb.asm.tree.LdcInsnNode;
 import org.objectweb.asm.tree.LineNumberNode;
@@ -100,7 +103,7 @@ final class Collector {
                         ff.assigned.add((String) w[2]);
                     }
                 } else if (!isSetter(mf)) {
-                    ff.reassignments.add(new Use(display(mf.name), "assigned", line));
+                    ff.reassignments.add(new Use(display(mf.name), "assigned", line, mf.name, mf.desc));
                 }
             }
         }
@@ -129,6 +132,9 @@ final class Collector {
         for (AbstractInsnNode insn = insns.getFirst(); insn != null; insn = insn.getNext()) {
             position.put(insn, index++);
         }
+        long[] callKeys = new long[8];
+        int calls = 0;
+        long[] referenceKeys = Facts.NO_KEYS;
         for (AbstractInsnNode insn = insns.getFirst(); insn != null; insn = insn.getNext()) {
             if (insn instanceof LineNumberNode ln) {
                 line = ln.line;
@@ -152,7 +158,21 @@ final class Collector {
                         }
                     }
                 }
+            } else if (insn instanceof InvokeDynamicInsnNode indy) {
+                for (Object arg : indy.bsmArgs) {
+                    if (arg instanceof Handle h) {
+                        referenceKeys = Arrays.copyOf(referenceKeys, referenceKeys.length + 1);
+                        referenceKeys[referenceKeys.length - 1] = h.getTag() == Opcodes.H_INVOKEVIRTUAL
+                                || h.getTag() == Opcodes.H_INVOKEINTERFACE ? Facts.key(h.getOwner(), h.getName(), h.getDesc())
+                                : Facts.directKey(h.getOwner(), h.getName(), h.getDesc());
+                    }
+                }
             } else if (insn instanceof MethodInsnNode m) {
+                if (calls == callKeys.length) {
+                    callKeys = Arrays.copyOf(callKeys, calls * 2);
+                }
+                callKeys[calls++] = op == Opcodes.INVOKEVIRTUAL || op == Opcodes.INVOKEINTERFACE
+                        ? Facts.key(m.owner, m.name, m.desc) : Facts.directKey(m.owner, m.name, m.desc);
                 if (m.owner.equals(cn.name)) {
                     callers.computeIfAbsent(m.name, k -> new ArrayList<>()).add(mf);
                 }
@@ -187,6 +207,8 @@ final class Collector {
                 mf.monitorLine = Math.max(1, line);
             }
         }
+        mf.callKeys = calls == 0 ? Facts.NO_KEYS : Arrays.copyOf(callKeys, calls);
+        mf.referenceKeys = referenceKeys;
     }
 
     /** What the value stored by a PUTFIELD/PUTSTATIC came from, read backwards from the store. */
@@ -213,6 +235,7 @@ final class Collector {
                     || (mf.name.equals("afterPropertiesSet") && mf.desc.equals("()V"))
                     || fluent(cf, mf)) {
                 mf.initializer = true;
+                mf.fluent = fluent(cf, mf);
                 initNames.add(mf.name);
             }
         }
@@ -267,7 +290,7 @@ final class Collector {
                 String name = field.substring(field.lastIndexOf('.') + 1);
                 FieldFacts ff = cf.fields.get(name);
                 if (ff != null && seen.add(name + "#" + insns.indexOf(insn))) {
-                    ff.mutations.add(new Use(where, what, lines[insns.indexOf(insn)]));
+                    ff.mutations.add(new Use(where, what, lines[insns.indexOf(insn)], mf.name, mf.desc));
                 }
             }
 

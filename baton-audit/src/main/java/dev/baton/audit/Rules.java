@@ -9,7 +9,11 @@ import dev.baton.audit.Facts.MethodFacts;
 import dev.baton.audit.Facts.Use;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -120,6 +124,7 @@ final class Rules {
 
     List<Finding> run() {
         findSingletons();
+        new StartupCalls().dropStartupMutations();
         for (ClassFacts cf : classes) {
             fields(cf);
             methods(cf);
@@ -232,6 +237,274 @@ final class Rules {
     private boolean isEnum(String name) {
         Header h = index.get(name);
         return h != null && (h.access & Opcodes.ACC_ENUM) != 0;
+    }
+
+    // ------------------------------------------------------------------ start-up-only methods
+
+    /**
+     * A per-class call graph over the scanned code, to tell start-up registration from runtime
+     * mutation: a method is start-up-only if it has call sites in the scanned code and every one is in
+     * a static initializer, in an initializer ({@code <init>}, {@code @PostConstruct},
+     * {@code afterPropertiesSet}, their private helpers) of a known singleton, in a {@code @Bean}
+     * method, or in another start-up-only method. A method that is referenced ({@code this::add}),
+     * annotated (a framework may call it), or that overrides a method of a library or JDK type (the
+     * library may call it) is never start-up-only, and neither is a lambda (it may run later).
+     * Mutations made only by start-up-only methods are removed from the facts, like those of
+     * initializers.
+     */
+    private final class StartupCalls {
+        /** A call site: the calling method, or a reference to the method taken there. */
+        private record Site(ClassFacts owner, MethodFacts method, boolean reference) {}
+
+        private final Map<Long, List<Site>> sites = new HashMap<>();
+        private final Map<MethodFacts, Boolean> verdicts = new IdentityHashMap<>();
+        private final Map<MethodFacts, ClassFacts> ownerOf = new IdentityHashMap<>();
+        private final Map<String, ClassFacts> byName = new HashMap<>();
+        private final Map<String, List<String>> subtypes = new HashMap<>();
+
+        StartupCalls() {
+            for (ClassFacts cf : classes) {
+                byName.put(cf.name, cf);
+                for (MethodFacts mf : cf.methods) {
+                    ownerOf.put(mf, cf);
+                }
+                Header h = index.get(cf.name);
+                if (h.superName != null) {
+                    subtypes.computeIfAbsent(h.superName, k -> new ArrayList<>()).add(cf.name);
+                }
+                for (String i : h.interfaces) {
+                    subtypes.computeIfAbsent(i, k -> new ArrayList<>()).add(cf.name);
+                }
+            }
+        }
+
+        void dropStartupMutations() {
+            // 1. The methods whose mutations might be dropped, then (level by level) their callers.
+            Set<MethodFacts> pending = new LinkedHashSet<>();
+            for (ClassFacts cf : classes) {
+                boolean singleton = singletons.containsKey(cf.name);
+                for (FieldFacts ff : cf.fields.values()) {
+                    if (singleton || (ff.access & Opcodes.ACC_STATIC) != 0) {
+                        for (Use u : ff.mutations) {
+                            addCandidate(cf, u, pending);
+                        }
+                        for (Use u : ff.reassignments) {
+                            addCandidate(cf, u, pending);
+                        }
+                    }
+                }
+            }
+            Set<MethodFacts> expanded = new HashSet<>();
+            while (!pending.isEmpty()) {
+                Map<Long, List<Site>> wanted = new HashMap<>();
+                for (MethodFacts mf : pending) {
+                    expanded.add(mf);
+                    for (long k : keys(ownerOf.get(mf), mf)) {
+                        if (!sites.containsKey(k)) {
+                            wanted.put(k, new ArrayList<>(2));
+                        }
+                    }
+                }
+                scan(wanted);
+                sites.putAll(wanted);
+                Set<MethodFacts> next = new LinkedHashSet<>();
+                for (MethodFacts mf : pending) {
+                    for (Site site : sitesOf(mf)) {
+                        if (!site.reference() && !context(site.owner(), site.method()) && !expanded.contains(site.method())
+                                && plausible(site.owner(), site.method())) {
+                            next.add(site.method());
+                        }
+                    }
+                }
+                pending = next;
+            }
+            // 2. Drop the mutations made by start-up-only methods.
+            for (ClassFacts cf : classes) {
+                for (FieldFacts ff : cf.fields.values()) {
+                    ff.mutations.removeIf(u -> startupOnly(cf, u));
+                    ff.reassignments.removeIf(u -> startupOnly(cf, u));
+                }
+            }
+        }
+
+        private void addCandidate(ClassFacts cf, Use u, Set<MethodFacts> pending) {
+            MethodFacts mf = method(cf, u.methodName(), u.methodDesc());
+            if (mf != null && plausible(cf, mf)) {
+                pending.add(mf);
+            }
+        }
+
+        private boolean startupOnly(ClassFacts cf, Use u) {
+            MethodFacts mf = method(cf, u.methodName(), u.methodDesc());
+            return mf != null && startupOnly(cf, mf, new HashSet<>());
+        }
+
+        private MethodFacts method(ClassFacts cf, String name, String desc) {
+            for (MethodFacts mf : cf.methods) {
+                if (mf.name.equals(name) && mf.desc.equals(desc)) {
+                    return mf;
+                }
+            }
+            return null;
+        }
+
+        /** Could be start-up-only at all: not a lambda, not annotated, not callable by a library. */
+        private boolean plausible(ClassFacts cf, MethodFacts mf) {
+            if (mf.name.startsWith("lambda$") || mf.name.startsWith("<") || mf.initializer) {
+                return false;
+            }
+            for (String a : mf.annotations) {
+                if (!a.startsWith("java/lang/") && !a.endsWith("/Nullable") && !a.endsWith("/NonNull")
+                        && !a.endsWith("/Nonnull") && !a.endsWith("/NotNull")) {
+                    return false;
+                }
+            }
+            return (mf.access & (Opcodes.ACC_STATIC | Opcodes.ACC_PRIVATE)) != 0 || !overridesOutside(cf.name, mf);
+        }
+
+        private boolean startupOnly(ClassFacts cf, MethodFacts mf, Set<MethodFacts> visiting) {
+            Boolean known = verdicts.get(mf);
+            if (known != null) {
+                return known;
+            }
+            if (!plausible(cf, mf) || !visiting.add(mf)) {
+                return false; // a cycle: no start-up caller was proven
+            }
+            List<Site> callers = sitesOf(mf);
+            boolean result = !callers.isEmpty();
+            for (Site site : callers) {
+                if (site.reference() || !(context(site.owner(), site.method())
+                        || startupOnly(site.owner(), site.method(), visiting))) {
+                    result = false;
+                    break;
+                }
+            }
+            visiting.remove(mf);
+            verdicts.put(mf, result);
+            return result;
+        }
+
+        /** Code that runs while the process starts: a static initializer, a singleton's initializers, a @Bean method. */
+        private boolean context(ClassFacts cf, MethodFacts mf) {
+            if (mf.name.equals("<clinit>") || mf.annotated(BEAN)) {
+                return true;
+            }
+            return mf.initializer && !mf.fluent && !mf.name.startsWith("lambda$") && singletons.containsKey(cf.name);
+        }
+
+        private List<Site> sitesOf(MethodFacts mf) {
+            List<Site> out = new ArrayList<>();
+            for (long k : keys(ownerOf.get(mf), mf)) {
+                List<Site> s = sites.get(k);
+                if (s != null) {
+                    for (Site site : s) {
+                        if (!out.contains(site)) {
+                            out.add(site);
+                        }
+                    }
+                }
+            }
+            return out;
+        }
+
+        /**
+         * The call-site keys that may reach {@code mf}: through its own class, any scanned subtype (a
+         * call on a subclass reference names the subclass), and, for an instance method, a dispatched
+         * call through any scanned supertype (a call through an interface may land here; a
+         * {@code super.m()} call in a subclass may not).
+         */
+        private Set<Long> keys(ClassFacts cf, MethodFacts mf) {
+            Set<Long> out = new LinkedHashSet<>();
+            Set<String> owners = new HashSet<>();
+            Deque<String> todo = new ArrayDeque<>();
+            todo.add(cf.name);
+            while (!todo.isEmpty()) {
+                String t = todo.poll();
+                if (owners.add(t)) {
+                    todo.addAll(subtypes.getOrDefault(t, List.of()));
+                    out.add(Facts.key(t, mf.name, mf.desc));
+                    out.add(Facts.directKey(t, mf.name, mf.desc));
+                }
+            }
+            if ((mf.access & Opcodes.ACC_STATIC) == 0) {
+                todo.addAll(index.supertypes(cf.name));
+                while (!todo.isEmpty()) {
+                    String t = todo.poll();
+                    if (byName.containsKey(t) && owners.add(t)) {
+                        todo.addAll(index.supertypes(t));
+                        out.add(Facts.key(t, mf.name, mf.desc)); // dispatched: may reach this override
+                    }
+                }
+            }
+            return out;
+        }
+
+        /** One pass over every scanned method's calls and references, filling the sites of the wanted keys. */
+        private void scan(Map<Long, List<Site>> wanted) {
+            if (wanted.isEmpty()) {
+                return;
+            }
+            for (ClassFacts cf : classes) {
+                for (MethodFacts mf : cf.methods) {
+                    for (long k : mf.callKeys) {
+                        List<Site> s = wanted.get(k);
+                        if (s != null) {
+                            s.add(new Site(cf, mf, false));
+                        }
+                    }
+                    for (long k : mf.referenceKeys) {
+                        List<Site> s = wanted.get(k);
+                        if (s != null) {
+                            s.add(new Site(cf, mf, true));
+                        }
+                    }
+                }
+            }
+        }
+
+        /** True if a type above {@code type} that was not scanned declares the method, or cannot be read. */
+        private boolean overridesOutside(String type, MethodFacts mf) {
+            Deque<String> todo = new ArrayDeque<>(index.supertypes(type));
+            Set<String> seen = new HashSet<>();
+            while (!todo.isEmpty()) {
+                String t = todo.poll();
+                if (!seen.add(t)) {
+                    continue;
+                }
+                Header h = index.get(t);
+                if (byName.containsKey(t)) {
+                    // scanned: its own call sites are counted
+                } else if (h != null && h.methodKeys != null) {
+                    if (Arrays.binarySearch(h.methodKeys, Facts.key(mf.name, mf.desc)) >= 0) {
+                        return true;
+                    }
+                } else if (h == null && (t.startsWith("java/") || t.startsWith("javax/"))) {
+                    if (jdkDeclares(t, mf.name, mf.desc)) {
+                        return true;
+                    }
+                } else {
+                    return true; // not read: it may declare the method
+                }
+                todo.addAll(index.supertypes(t));
+            }
+            return false;
+        }
+    }
+
+    private static boolean jdkDeclares(String type, String name, String desc) {
+        try {
+            Class<?> c = Class.forName(type.replace('/', '.'), false, ClassLoader.getPlatformClassLoader());
+            for (java.lang.reflect.Method m : c.getDeclaredMethods()) {
+                if (m.getName().equals(name) && Type.getMethodDescriptor(m).equals(desc)
+                        && !java.lang.reflect.Modifier.isPrivate(m.getModifiers())
+                        && !java.lang.reflect.Modifier.isStatic(m.getModifiers())) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return true;
+        }
     }
 
     // ------------------------------------------------------------------ fields

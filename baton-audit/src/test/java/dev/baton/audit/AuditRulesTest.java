@@ -51,7 +51,11 @@ class AuditRulesTest {
                         tuple(Category.SINGLE_USE_STATE, "PriceCache", "usedNonces", Severity.HIGH),
                         tuple(Category.IN_PROCESS_SCHEDULING, "Startup", "startPoller", Severity.HIGH),
                         tuple(Category.SINGLE_USE_STATE, "Web", "login", Severity.MEDIUM),
-                        tuple(Category.SINGLE_USE_STATE, "Web", "waiting", Severity.MEDIUM));
+                        tuple(Category.SINGLE_USE_STATE, "Web", "waiting", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "CommandTable", "PLUGINS", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "HandlerRegistry", "routes", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "HandlerRegistry", "late", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "StartupWiring$Subscriber", "received", Severity.MEDIUM));
     }
 
     @Test
@@ -62,6 +66,24 @@ class AuditRulesTest {
                 .doesNotContain("defaults", "built", "scratch", "exportDir", "aliases", "withAlias");
         assertThat(in("Ticker")).extracting(Finding::member).doesNotContain("once");
         assertThat(in("Startup")).extracting(Finding::member).doesNotContain("warm", "table");
+    }
+
+    @Test
+    void registriesFilledOnlyAtStartUpThroughPublicMethodsAreNotReported() {
+        // register() and configure() are public, but called only from <clinit> (registerDefaults() too).
+        assertThat(in("CommandTable")).extracting(Finding::member).containsExactly("PLUGINS");
+        // add() is called from the constructor, @PostConstruct and another singleton's constructor only.
+        assertThat(in("HandlerRegistry")).extracting(Finding::member).containsExactlyInAnyOrder("routes", "late");
+        // BaseStore.init is called through the base type from a @PostConstruct, and by the override's super.init().
+        assertThat(in("Regions$BaseStore")).isEmpty();
+        assertThat(in("HandlerRegistry")).filteredOn(f -> f.member().equals("routes")).extracting(Finding::evidence)
+                .singleElement().asString().contains("put in addRoute()");
+    }
+
+    @Test
+    void aMethodALibraryCanCallIsNeverStartUpOnly() {
+        // Subscriber.accept is called only from its own constructor in the scanned code, but it implements Consumer.
+        assertThat(in("StartupWiring$Subscriber")).extracting(Finding::member).containsExactly("received");
     }
 
     @Test
