@@ -29,6 +29,7 @@ import org.objectweb.asm.tree.LineNumberNode;
 import org.objectweb.asm.tree.MethodInsnNode;
 import org.objectweb.asm.tree.MethodNode;
 import org.objectweb.asm.tree.TypeInsnNode;
+import org.objectweb.asm.tree.VarInsnNode;
 import org.objectweb.asm.tree.analysis.Analyzer;
 import org.objectweb.asm.tree.analysis.AnalyzerException;
 
@@ -81,12 +82,13 @@ final class Collector {
         Map<String, List<MethodFacts>> callers = new HashMap<>(); // callee name -> callers in this class
         Map<MethodFacts, List<Object[]>> writes = new HashMap<>(); // {field, line, assigned}
         Set<MethodNode> needsFlow = new HashSet<>();
+        Set<MethodNode> needsTypes = new HashSet<>();
         for (MethodNode mn : nodes) {
             MethodFacts mf = new MethodFacts(mn.name, mn.desc, mn.access, annotations(mn.visibleAnnotations,
                     mn.invisibleAnnotations), parameterTypes(mn.desc));
             byNode.put(mn, mf);
             cf.methods.add(mf);
-            scan(cn, cf, mn, mf, callers, writes, needsFlow);
+            scan(cn, cf, mn, mf, callers, writes, needsFlow, needsTypes);
         }
         markInitializers(cf, callers);
         for (Map.Entry<MethodFacts, List<Object[]>> e : writes.entrySet()) {
@@ -109,8 +111,9 @@ final class Collector {
         }
         for (MethodNode mn : nodes) {
             MethodFacts mf = byNode.get(mn);
-            if (needsFlow.contains(mn) && !mf.initializer) {
-                flow(cn, cf, mn, mf);
+            boolean mutations = needsFlow.contains(mn) && !mf.initializer;
+            if (mutations || needsTypes.contains(mn)) {
+                flow(cn, cf, mn, mf, mutations, needsTypes.contains(mn));
             }
         }
         return cf;
@@ -124,7 +127,7 @@ final class Collector {
 
     private static void scan(ClassNode cn, ClassFacts cf, MethodNode mn, MethodFacts mf,
                              Map<String, List<MethodFacts>> callers, Map<MethodFacts, List<Object[]>> writes,
-                             Set<MethodNode> needsFlow) {
+                             Set<MethodNode> needsFlow, Set<MethodNode> needsTypes) {
         InsnList insns = mn.instructions;
         int line = 0;
         int index = 0;
@@ -148,6 +151,10 @@ final class Collector {
                 if (f.owner.equals(cn.name) && cf.fields.containsKey(f.name)) {
                     if (op == Opcodes.PUTFIELD || op == Opcodes.PUTSTATIC) {
                         writes.computeIfAbsent(mf, k -> new ArrayList<>()).add(new Object[] {f.name, line, assigned(insn)});
+                        int param = op == Opcodes.PUTFIELD && mn.name.equals("<init>") ? storedParameter(mn, insn) : -1;
+                        if (param >= 0) {
+                            cf.fields.get(f.name).fromParam.putIfAbsent(mn.desc, param);
+                        }
                     } else {
                         FieldFacts ff = cf.fields.get(f.name);
                         if (ff.firstUseLine == 0) {
@@ -186,6 +193,10 @@ final class Collector {
                 if (k == FileApis.Kind.WRITE_CONSTRUCTOR || k == FileApis.Kind.WRITE_STATIC) {
                     needsFlow.add(mn);
                 }
+                if (op == Opcodes.INVOKESPECIAL && m.name.equals("<init>") && !m.owner.startsWith("java/")
+                        && m.desc.contains("Ljava/util/")) {
+                    needsTypes.add(mn); // what is passed for a collection parameter: local, or distributed
+                }
             } else if (insn instanceof TypeInsnNode t && op == Opcodes.NEW) {
                 mf.news.putIfAbsent(t.desc, line);
                 if (t.desc.equals(RAM_JOB_STORE) && cf.ramJobStoreLine == 0) {
@@ -211,12 +222,47 @@ final class Collector {
         mf.referenceKeys = referenceKeys;
     }
 
-    /** What the value stored by a PUTFIELD/PUTSTATIC came from, read backwards from the store. */
-    private static String assigned(AbstractInsnNode store) {
-        AbstractInsnNode p = store.getPrevious();
+    /** The instruction producing the value a store writes: casts and {@code Objects.requireNonNull} skipped. */
+    private static AbstractInsnNode producer(AbstractInsnNode store) {
+        AbstractInsnNode p = previous(store);
+        while (p instanceof MethodInsnNode m && m.owner.equals("java/util/Objects") && m.name.equals("requireNonNull")) {
+            p = previous(p);
+            if (m.desc.equals("(Ljava/lang/Object;Ljava/lang/String;)Ljava/lang/Object;") && p instanceof LdcInsnNode) {
+                p = previous(p);
+            } else if (!m.desc.equals("(Ljava/lang/Object;)Ljava/lang/Object;")) {
+                return null;
+            }
+        }
+        return p;
+    }
+
+    private static AbstractInsnNode previous(AbstractInsnNode insn) {
+        AbstractInsnNode p = insn.getPrevious();
         while (p != null && (p.getOpcode() < 0 || p.getOpcode() == Opcodes.CHECKCAST)) {
             p = p.getPrevious();
         }
+        return p;
+    }
+
+    /** The constructor parameter a PUTFIELD stores ({@code this.map = map}), or -1. */
+    private static int storedParameter(MethodNode mn, AbstractInsnNode store) {
+        if (!(producer(store) instanceof VarInsnNode v) || v.getOpcode() != Opcodes.ALOAD) {
+            return -1;
+        }
+        int slot = 1;
+        Type[] args = Type.getArgumentTypes(mn.desc);
+        for (int i = 0; i < args.length; i++) {
+            if (slot == v.var) {
+                return i;
+            }
+            slot += args[i].getSize();
+        }
+        return -1;
+    }
+
+    /** What the value stored by a PUTFIELD/PUTSTATIC came from, read backwards from the store. */
+    private static String assigned(AbstractInsnNode store) {
+        AbstractInsnNode p = producer(store);
         if (p instanceof MethodInsnNode m) {
             if (m.name.equals("<init>")) {
                 return "new " + m.owner;
@@ -271,7 +317,8 @@ final class Collector {
                 && mf.desc.endsWith(")L" + cf.name + ";");
     }
 
-    private static void flow(ClassNode cn, ClassFacts cf, MethodNode mn, MethodFacts mf) {
+    private static void flow(ClassNode cn, ClassFacts cf, MethodNode mn, MethodFacts mf, boolean mutations,
+                             boolean constructions) {
         InsnList insns = mn.instructions;
         int[] lines = new int[insns.size()];
         int line = 0;
@@ -284,9 +331,13 @@ final class Collector {
         }
         String where = display(mf.name);
         Set<String> seen = new HashSet<>();
+        Map<Integer, Facts.Construction> built = new java.util.TreeMap<>();
         OriginInterpreter.Sink sink = new OriginInterpreter.Sink() {
             @Override
             public void mutation(String field, String what, AbstractInsnNode insn) {
+                if (!mutations) {
+                    return;
+                }
                 String name = field.substring(field.lastIndexOf('.') + 1);
                 FieldFacts ff = cf.fields.get(name);
                 if (ff != null && seen.add(name + "#" + insns.indexOf(insn))) {
@@ -296,16 +347,37 @@ final class Collector {
 
             @Override
             public void fileWrite(String api, Origin path, AbstractInsnNode insn) {
-                if (path == null || !seen.add("file#" + insns.indexOf(insn))) {
+                if (!mutations || path == null || !seen.add("file#" + insns.indexOf(insn))) {
                     return;
                 }
                 String kind = path.has(Origin.TEMP) ? "temp" : path.has(Origin.CONST) ? "constant"
                         : path.has(Origin.FROM_FIELD) || path.field != null ? "configured" : "unknown";
                 mf.fileWrites.add(new FileWrite(api, kind, null, lines[insns.indexOf(insn)]));
             }
+
+            @Override
+            public void construction(MethodInsnNode init, List<? extends Origin> args) {
+                if (init.getOpcode() != Opcodes.INVOKESPECIAL || init.owner.startsWith("java/")
+                        || !init.desc.contains("Ljava/util/")) {
+                    return;
+                }
+                Type[] params = Type.getArgumentTypes(init.desc);
+                Facts.Arg[] out = new Facts.Arg[params.length];
+                for (int i = 0; i < params.length && i < args.size(); i++) {
+                    Origin a = args.get(i);
+                    if (a != null && params[i].getSort() == Type.OBJECT && params[i].getInternalName().startsWith("java/util/")) {
+                        String allocated = a.allocation instanceof TypeInsnNode t ? t.desc : null;
+                        out[i] = new Facts.Arg(allocated, a.type, a.param);
+                    }
+                }
+                // The analyzer may visit an instruction again with merged values: the last visit holds.
+                built.put(insns.indexOf(init), new Facts.Construction(init.owner, init.desc, out, lines[insns.indexOf(init)]));
+            }
         };
         try {
-            new Analyzer<>(new OriginInterpreter(cn.name, sink)).analyze(cn.name, mn);
+            new Analyzer<>(constructions ? new OriginInterpreter(cn.name, sink, mn.desc, (mn.access & Opcodes.ACC_STATIC) != 0)
+                    : new OriginInterpreter(cn.name, sink)).analyze(cn.name, mn);
+            mf.constructions.addAll(built.values());
         } catch (AnalyzerException | RuntimeException e) {
             // Unusual bytecode (old JSR/RET, obfuscation): this method's mutations stay unknown.
         }

@@ -72,6 +72,16 @@ final class Facts {
     /** A call site kept because its name is one the rules look at, or because it targets the same class. */
     record Call(int opcode, String owner, String name, String desc, int line) {}
 
+    /**
+     * What a constructor argument was, where the rules may need it (collection-typed parameters): the
+     * type it was allocated as ({@code new ConcurrentHashMap}), else the static type its producer
+     * declares ({@code hazelcast.getMap(...)} returns {@code IMap}), and the caller's parameter it is, or -1.
+     */
+    record Arg(String allocated, String type, int param) {}
+
+    /** A constructor call: {@code new owner(...)}, or {@code super(...)}/{@code this(...)} in a constructor. */
+    record Construction(String owner, String desc, Arg[] args, int line) {}
+
     /** A file write: the API used, whether the path was a constant, configured (from a field) or a temp file. */
     record FileWrite(String api, String pathKind, String path, int line) {}
 
@@ -107,6 +117,8 @@ final class Facts {
         final List<Use> mutations = new ArrayList<>();
         /** Assignments to the field outside initializers. */
         final List<Use> reassignments = new ArrayList<>();
+        /** Constructor descriptor to the index of the parameter stored in this field ({@code this.map = map}). */
+        final Map<String, Integer> fromParam = new LinkedHashMap<>(1);
 
         FieldFacts(String name, String desc, String signature, int access) {
             this.name = name;
@@ -127,6 +139,8 @@ final class Facts {
         /** Types instantiated here (NEW), with the line of the first one. */
         final Map<String, Integer> news = new LinkedHashMap<>();
         final List<FileWrite> fileWrites = new ArrayList<>();
+        /** Constructor calls passing a collection-typed argument, with what each such argument was. */
+        final List<Construction> constructions = new ArrayList<>(0);
         /** A backward jump: the method contains a loop. */
         boolean loop;
         /** MONITORENTER: a synchronized block. */

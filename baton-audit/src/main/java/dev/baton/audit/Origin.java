@@ -24,12 +24,29 @@ final class Origin implements Value {
     final int flags;
     /** The NEW instruction that allocated this object, or null. */
     final AbstractInsnNode allocation;
+    /**
+     * The static type the producing instruction declares (a call's return type, a field's type, a
+     * cast, a parameter's declared type), internal name; null if unknown or not tracked.
+     */
+    final String type;
+    /** The index of the method parameter this value is, or -1. */
+    final int param;
 
     Origin(int size, String field, int flags, AbstractInsnNode allocation) {
+        this(size, field, flags, allocation, null, -1);
+    }
+
+    Origin(int size, String field, int flags, AbstractInsnNode allocation, String type, int param) {
         this.size = size;
         this.field = field;
         this.flags = flags;
         this.allocation = allocation;
+        this.type = type;
+        this.param = param;
+    }
+
+    Origin typed(String t) {
+        return Objects.equals(t, type) ? this : new Origin(size, field, flags, allocation, t, param);
     }
 
     static Origin plain(int size) {
@@ -47,12 +64,12 @@ final class Origin implements Value {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Origin other && size == other.size && flags == other.flags
-                && Objects.equals(field, other.field) && allocation == other.allocation;
+        return o instanceof Origin other && size == other.size && flags == other.flags && param == other.param
+                && Objects.equals(field, other.field) && allocation == other.allocation && Objects.equals(type, other.type);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(size, field, flags) * 31 + System.identityHashCode(allocation);
+        return Objects.hash(size, field, flags, type, param) * 31 + System.identityHashCode(allocation);
     }
 }

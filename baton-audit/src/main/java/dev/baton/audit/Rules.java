@@ -76,6 +76,22 @@ final class Rules {
     /** Bucket4j's distributed buckets already share state. */
     static final Set<String> DISTRIBUTED = Set.of("io/github/bucket4j/distributed/BucketProxy",
             "io/github/bucket4j/distributed/proxy/ProxyManager");
+    /**
+     * Collections whose contents live in a cluster, not in this process: Hazelcast (3.x and 4+),
+     * Redisson, Spring Data Redis collections, Apache Ignite. A field of such a type, or a collection
+     * field every construction site fills with one, is not reported.
+     */
+    static final Set<String> DISTRIBUTED_STRUCTURES = Set.of("com/hazelcast/map/IMap", "com/hazelcast/core/IMap",
+            "com/hazelcast/multimap/MultiMap", "com/hazelcast/core/MultiMap", "com/hazelcast/replicatedmap/ReplicatedMap",
+            "com/hazelcast/core/ReplicatedMap", "com/hazelcast/collection/IList", "com/hazelcast/collection/ISet",
+            "com/hazelcast/collection/IQueue", "com/hazelcast/core/IList", "com/hazelcast/core/ISet",
+            "com/hazelcast/core/IQueue", "org/redisson/api/RMap", "org/redisson/api/RMapCache", "org/redisson/api/RSet",
+            "org/redisson/api/RSetCache", "org/redisson/api/RList", "org/redisson/api/RQueue", "org/redisson/api/RDeque",
+            "org/redisson/api/RSortedSet", "org/redisson/api/RScoredSortedSet",
+            "org/springframework/data/redis/support/collections/RedisStore",
+            "org/springframework/data/redis/support/collections/RedisMap",
+            "org/springframework/data/redis/support/collections/RedisCollection",
+            "org/apache/ignite/IgniteSet", "org/apache/ignite/IgniteQueue");
     static final Set<String> SOCKET_TYPES = Set.of("org/springframework/web/socket/WebSocketSession",
             "org/springframework/web/reactive/socket/WebSocketSession", "jakarta/websocket/Session",
             "javax/websocket/Session", "org/springframework/web/servlet/mvc/method/annotation/ResponseBodyEmitter",
@@ -546,8 +562,12 @@ final class Rules {
                 return;
             }
         }
+        // 2. A distributed structure (Hazelcast IMap, Redisson RMap...) is cluster-wide by its type.
+        if (raw != null && index.subtypeOf(raw, DISTRIBUTED_STRUCTURES) != null) {
+            return;
+        }
         boolean mutated = !ff.mutations.isEmpty() || !ff.reassignments.isEmpty();
-        // 2. Caches are state by nature (reads fill them).
+        // 3. Caches are state by nature (reads fill them).
         if (raw != null && index.subtypeOf(raw, CACHES) != null) {
             String single = singleUse(ff.name, cf.name, true);
             if (single != null) {
@@ -562,7 +582,7 @@ final class Rules {
         if (!mutated) {
             return;
         }
-        // 3. Registries of sockets and sessions.
+        // 4. Registries of sockets and sessions.
         String socket = raw == null ? null : firstSubtype(null, args, SOCKET_TYPES);
         String httpSession = raw == null ? null : firstSubtype(null, args, HTTP_SESSIONS);
         boolean collection = array || index.subtypeOf(raw, COLLECTIONS) != null;
@@ -573,10 +593,15 @@ final class Rules {
                     socket != null ? Remedies.SOCKETS : Remedies.HTTP_SESSION);
             return;
         }
-        // 4. Collections, maps and counters that are changed after construction.
+        // 5. Collections, maps and counters that are changed after construction.
         boolean counter = raw != null && index.subtypeOf(raw, COUNTERS) != null;
         if (!collection && !counter) {
             return;
+        }
+        // A collection passed in by the constructor: what every construction site in the scanned code passes.
+        Passed passed = injected(ff) && collection ? passed(cf.name, ff) : null;
+        if (passed != null && passed.distributed() > 0 && passed.local() == null && passed.unknown() == 0) {
+            return; // a distributed structure at every construction site
         }
         String single = singleUse(ff.name, cf.name, collection);
         if (single != null) {
@@ -585,10 +610,15 @@ final class Rules {
         } else if (counter) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "counter (" + what + ")",
                     holder + " of type " + what + uses(ff), Remedies.COUNTER);
+        } else if (passed != null && passed.local() != null) {
+            add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what + " (injected, local)",
+                    holder + " of type " + what + ", passed in by the constructor: " + passed.local() + uses(ff),
+                    Remedies.STATE);
         } else if (injected(ff)) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "mutable " + what + " (injected)",
                     holder + " of type " + what + ", passed in by the constructor (its implementation may be shared: "
-                            + "exclude it if so)" + uses(ff), Remedies.STATE);
+                            + "exclude it if so" + (passed != null && passed.distributed() > 0
+                            ? "; some construction sites pass a distributed structure" : "") + ")" + uses(ff), Remedies.STATE);
         } else if (memo(ff)) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "lazily filled " + what + " (memo)",
                     holder + " of type " + what + ", only ever filled by computeIfAbsent (a memo of derived values "
@@ -596,6 +626,66 @@ final class Rules {
         } else {
             add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what,
                     holder + " of type " + what + uses(ff), Remedies.STATE);
+        }
+    }
+
+    /** What the construction sites pass for an injected collection: how many distributed, how many unknown, a local one. */
+    private record Passed(int distributed, int unknown, String local) {}
+
+    private Map<String, List<Object[]>> constructionSites; // owner + desc -> {ClassFacts, MethodFacts, Construction}
+
+    private Passed passed(String owner, FieldFacts ff) {
+        if (constructionSites == null) {
+            constructionSites = new HashMap<>();
+            for (ClassFacts cf : classes) {
+                for (MethodFacts mf : cf.methods) {
+                    for (Facts.Construction c : mf.constructions) {
+                        constructionSites.computeIfAbsent(c.owner() + c.desc(), k -> new ArrayList<>()).add(new Object[] {cf, mf, c});
+                    }
+                }
+            }
+        }
+        int[] counts = new int[2];
+        String[] local = new String[1];
+        for (Map.Entry<String, Integer> e : ff.fromParam.entrySet()) {
+            resolve(owner, e.getKey(), e.getValue(), counts, local, 0);
+        }
+        if (ff.fromParam.isEmpty()) {
+            counts[1]++;
+        }
+        return new Passed(counts[0], counts[1], local[0]);
+    }
+
+    /**
+     * Follows one constructor parameter to every call site of that constructor: a new JDK collection is
+     * local, a value whose declared type is a distributed structure is distributed, a parameter of a
+     * calling constructor ({@code super(map)}) is followed to that constructor's own call sites.
+     */
+    private void resolve(String owner, String desc, int param, int[] counts, String[] local, int depth) {
+        List<Object[]> sites = constructionSites.getOrDefault(owner + desc, List.of());
+        if (sites.isEmpty()) {
+            counts[1]++;
+        }
+        for (Object[] site : sites) {
+            ClassFacts cf = (ClassFacts) site[0];
+            MethodFacts mf = (MethodFacts) site[1];
+            Facts.Construction c = (Facts.Construction) site[2];
+            Facts.Arg a = param < c.args().length ? c.args()[param] : null;
+            if (a != null && a.allocated() != null && index.subtypeOf(a.allocated(), DISTRIBUTED_STRUCTURES) == null
+                    && a.allocated().startsWith("java/")) {
+                if (local[0] == null) {
+                    local[0] = simple(cf.name) + "." + Collector.display(mf.name) + "() passes a new " + simple(a.allocated())
+                            + (cf.sourceFile == null ? "" : " (" + cf.sourceFile.substring(cf.sourceFile.lastIndexOf('/') + 1)
+                            + ":" + c.line() + ")");
+                }
+            } else if (a != null && (a.allocated() != null ? index.subtypeOf(a.allocated(), DISTRIBUTED_STRUCTURES) != null
+                    : a.type() != null && index.subtypeOf(a.type(), DISTRIBUTED_STRUCTURES) != null)) {
+                counts[0]++;
+            } else if (a != null && a.param() >= 0 && mf.name.equals("<init>") && depth < 4) {
+                resolve(cf.name, mf.desc, a.param(), counts, local, depth + 1);
+            } else {
+                counts[1]++;
+            }
         }
     }
 

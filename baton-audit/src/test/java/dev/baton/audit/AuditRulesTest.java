@@ -55,7 +55,8 @@ class AuditRulesTest {
                         tuple(Category.SINGLETON_STATE, "CommandTable", "PLUGINS", Severity.MEDIUM),
                         tuple(Category.SINGLETON_STATE, "HandlerRegistry", "routes", Severity.MEDIUM),
                         tuple(Category.SINGLETON_STATE, "HandlerRegistry", "late", Severity.MEDIUM),
-                        tuple(Category.SINGLETON_STATE, "StartupWiring$Subscriber", "received", Severity.MEDIUM));
+                        tuple(Category.SINGLETON_STATE, "StartupWiring$Subscriber", "received", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "Clustered$EventLog", "events", Severity.MEDIUM));
     }
 
     @Test
@@ -84,6 +85,25 @@ class AuditRulesTest {
     void aMethodALibraryCanCallIsNeverStartUpOnly() {
         // Subscriber.accept is called only from its own constructor in the scanned code, but it implements Consumer.
         assertThat(in("StartupWiring$Subscriber")).extracting(Finding::member).containsExactly("received");
+    }
+
+    @Test
+    void distributedStructuresAreNotReported() {
+        // Owners.owners is declared IMap; SentNotifications.sent is a ConcurrentMap, but its one construction site passes an IMap.
+        assertThat(in("Clustered$Owners")).isEmpty();
+        assertThat(in("Clustered$SentNotifications")).isEmpty();
+    }
+
+    @Test
+    void anInjectedMapThatOneConstructionSiteMakesLocallyIsMedium() {
+        // EventLog's map: InMemoryLog passes new ConcurrentHashMap<>() (local), ClusteredLog passes its IMap parameter.
+        assertThat(in("Clustered$EventLog")).singleElement().satisfies(f -> {
+            assertThat(f.severity()).isEqualTo(Severity.MEDIUM);
+            assertThat(f.evidence()).contains("InMemoryLog.<init>() passes a new ConcurrentHashMap (Clustered.java:");
+        });
+        // With no construction site in the scanned code, an injected map stays LOW.
+        assertThat(in("Registry")).filteredOn(f -> f.member().equals("shared")).extracting(Finding::severity)
+                .containsExactly(Severity.LOW);
     }
 
     @Test
