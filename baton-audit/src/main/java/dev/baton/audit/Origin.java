@@ -14,6 +14,10 @@ final class Origin implements Value {
     static final int CONST = 1;
     static final int TEMP = 2;
     static final int FROM_FIELD = 4;
+    /** A lambda or method reference that captures nothing: what it computes comes from its arguments only. */
+    static final int KEY_FUNCTION = 8;
+    /** A value stored in the field's collection ({@code map.computeIfAbsent(k, f)}'s result): changing it changes the field's state. */
+    static final int ELEMENT = 16;
 
     static final Origin ONE = new Origin(1, null, 0, null);
     static final Origin TWO = new Origin(2, null, 0, null);

@@ -202,6 +202,9 @@ final class OriginInterpreter extends Interpreter<Origin> {
                     sink.mutation(captured.field, h.getName() + " (method reference)", insn);
                 }
             }
+            if (values.isEmpty() && indy.bsm.getOwner().equals("java/lang/invoke/LambdaMetafactory")) {
+                return new Origin(1, null, Origin.KEY_FUNCTION, null);
+            }
             return Origin.plain(Type.getReturnType(indy.desc).getSize());
         }
         return sized(sizes.naryOperation(insn, null));
@@ -217,7 +220,16 @@ final class OriginInterpreter extends Interpreter<Origin> {
         }
         if (receiver != null && receiver.field != null && !m.name.equals("<init>")) {
             if (MUTATORS.contains(m.name)) {
-                sink.mutation(receiver.field, m.name, m);
+                String what = receiver.has(Origin.ELEMENT) ? m.name + " on a computeIfAbsent value" : m.name;
+                if (m.name.equals("computeIfAbsent") && values.size() == 3
+                        && (values.get(2) == null || !values.get(2).has(Origin.KEY_FUNCTION))) {
+                    what = "computeIfAbsent (with a capturing function)";
+                }
+                sink.mutation(receiver.field, what, m);
+                if (m.name.equals("computeIfAbsent") && result != null) {
+                    // The value stored for the key: adding to it (a multimap) changes the field's state too.
+                    return new Origin(1, receiver.field, Origin.FROM_FIELD | Origin.ELEMENT, null);
+                }
             } else if (VIEWS.contains(m.name) && result != null) {
                 return new Origin(1, receiver.field, Origin.FROM_FIELD, null);
             }

@@ -621,8 +621,9 @@ final class Rules {
                             ? "; some construction sites pass a distributed structure" : "") + ")" + uses(ff), Remedies.STATE);
         } else if (memo(ff)) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "lazily filled " + what + " (memo)",
-                    holder + " of type " + what + ", only ever filled by computeIfAbsent (a memo of derived values "
-                            + "is harmless; a registry is not)" + uses(ff), Remedies.CACHE);
+                    holder + " of type " + what + ", only ever filled by computeIfAbsent with a function that captures "
+                            + "nothing, so each value is computed from its key alone (a memo of derived values is harmless; "
+                            + "a registry is not)" + uses(ff), Remedies.CACHE);
         } else {
             add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what,
                     holder + " of type " + what + uses(ff), Remedies.STATE);

@@ -56,7 +56,10 @@ class AuditRulesTest {
                         tuple(Category.SINGLETON_STATE, "HandlerRegistry", "routes", Severity.MEDIUM),
                         tuple(Category.SINGLETON_STATE, "HandlerRegistry", "late", Severity.MEDIUM),
                         tuple(Category.SINGLETON_STATE, "StartupWiring$Subscriber", "received", Severity.MEDIUM),
-                        tuple(Category.SINGLETON_STATE, "Clustered$EventLog", "events", Severity.MEDIUM));
+                        tuple(Category.SINGLETON_STATE, "Clustered$EventLog", "events", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "Memos", "labels", Severity.LOW),
+                        tuple(Category.SINGLETON_STATE, "Memos", "quotes", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "Memos", "byOwner", Severity.MEDIUM));
     }
 
     @Test
@@ -104,6 +107,16 @@ class AuditRulesTest {
         // With no construction site in the scanned code, an injected map stays LOW.
         assertThat(in("Registry")).filteredOn(f -> f.member().equals("shared")).extracting(Finding::severity)
                 .containsExactly(Severity.LOW);
+    }
+
+    @Test
+    void aMemoIsLowOnlyWhenEachValueComesFromItsKeyAlone() {
+        assertThat(in("Memos")).extracting(Finding::member, Finding::severity).containsExactlyInAnyOrder(
+                tuple("labels", Severity.LOW), tuple("quotes", Severity.MEDIUM), tuple("byOwner", Severity.MEDIUM));
+        assertThat(in("Memos")).filteredOn(f -> f.member().equals("quotes")).extracting(Finding::evidence).singleElement()
+                .asString().contains("computeIfAbsent (with a capturing function) in quote()");
+        assertThat(in("Memos")).filteredOn(f -> f.member().equals("byOwner")).extracting(Finding::evidence).singleElement()
+                .asString().contains("add on a computeIfAbsent value in own()");
     }
 
     @Test
