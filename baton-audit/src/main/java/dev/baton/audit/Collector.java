@@ -194,7 +194,7 @@ final class Collector {
                     needsFlow.add(mn);
                 }
                 if (op == Opcodes.INVOKESPECIAL && m.name.equals("<init>") && !m.owner.startsWith("java/")
-                        && m.desc.contains("Ljava/util/")) {
+                        && hasCollectionParameter(m.desc)) {
                     needsTypes.add(mn); // what is passed for a collection parameter: local, or distributed
                 }
             } else if (insn instanceof TypeInsnNode t && op == Opcodes.NEW) {
@@ -220,6 +220,35 @@ final class Collector {
         }
         mf.callKeys = calls == 0 ? Facts.NO_KEYS : Arrays.copyOf(callKeys, calls);
         mf.referenceKeys = referenceKeys;
+    }
+
+    private static final Map<String, Boolean> COLLECTION_TYPES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** A JDK map or collection type (answered from the running JDK's class metadata, cached). */
+    static boolean collectionType(String internalName) {
+        if (!internalName.startsWith("java/util/")) {
+            return false;
+        }
+        return COLLECTION_TYPES.computeIfAbsent(internalName, n -> {
+            try {
+                Class<?> c = Class.forName(n.replace('/', '.'), false, ClassLoader.getPlatformClassLoader());
+                return java.util.Map.class.isAssignableFrom(c) || java.util.Collection.class.isAssignableFrom(c);
+            } catch (ClassNotFoundException | LinkageError e) {
+                return false;
+            }
+        });
+    }
+
+    private static boolean hasCollectionParameter(String desc) {
+        if (!desc.contains("Ljava/util/")) {
+            return false;
+        }
+        for (Type t : Type.getArgumentTypes(desc)) {
+            if (t.getSort() == Type.OBJECT && collectionType(t.getInternalName())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The instruction producing the value a store writes: casts and {@code Objects.requireNonNull} skipped. */
@@ -358,14 +387,14 @@ final class Collector {
             @Override
             public void construction(MethodInsnNode init, List<? extends Origin> args) {
                 if (init.getOpcode() != Opcodes.INVOKESPECIAL || init.owner.startsWith("java/")
-                        || !init.desc.contains("Ljava/util/")) {
+                        || !hasCollectionParameter(init.desc)) {
                     return;
                 }
                 Type[] params = Type.getArgumentTypes(init.desc);
                 Facts.Arg[] out = new Facts.Arg[params.length];
                 for (int i = 0; i < params.length && i < args.size(); i++) {
                     Origin a = args.get(i);
-                    if (a != null && params[i].getSort() == Type.OBJECT && params[i].getInternalName().startsWith("java/util/")) {
+                    if (a != null && params[i].getSort() == Type.OBJECT && collectionType(params[i].getInternalName())) {
                         String allocated = a.allocation instanceof TypeInsnNode t ? t.desc : null;
                         out[i] = new Facts.Arg(allocated, a.type, a.param);
                     }

@@ -10,6 +10,7 @@ import dev.baton.audit.Facts.Use;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -277,6 +278,7 @@ final class Rules {
         private final Map<MethodFacts, ClassFacts> ownerOf = new IdentityHashMap<>();
         private final Map<String, ClassFacts> byName = new HashMap<>();
         private final Map<String, List<String>> subtypes = new HashMap<>();
+        private final Map<MethodFacts, Set<Long>> keysOf = new IdentityHashMap<>();
 
         StartupCalls() {
             for (ClassFacts cf : classes) {
@@ -311,7 +313,9 @@ final class Rules {
                 }
             }
             Set<MethodFacts> expanded = new HashSet<>();
-            while (!pending.isEmpty()) {
+            // Callers of callers, level by level; past the last level a caller's own callers stay
+            // unknown, so it is not start-up-only (the conservative answer).
+            for (int level = 0; level < MAX_LEVELS && !pending.isEmpty(); level++) {
                 Map<Long, List<Site>> wanted = new HashMap<>();
                 for (MethodFacts mf : pending) {
                     expanded.add(mf);
@@ -350,6 +354,8 @@ final class Rules {
             }
         }
 
+        private static final int MAX_LEVELS = 6;
+
         private boolean startupOnly(ClassFacts cf, Use u) {
             MethodFacts mf = method(cf, u.methodName(), u.methodDesc());
             return mf != null && startupOnly(cf, mf, new HashSet<>());
@@ -386,7 +392,7 @@ final class Rules {
             if (!plausible(cf, mf) || !visiting.add(mf)) {
                 return false; // a cycle: no start-up caller was proven
             }
-            List<Site> callers = sitesOf(mf);
+            Collection<Site> callers = sitesOf(mf);
             boolean result = !callers.isEmpty();
             for (Site site : callers) {
                 if (site.reference() || !(context(site.owner(), site.method())
@@ -408,16 +414,12 @@ final class Rules {
             return mf.initializer && !mf.fluent && !mf.name.startsWith("lambda$") && singletons.containsKey(cf.name);
         }
 
-        private List<Site> sitesOf(MethodFacts mf) {
-            List<Site> out = new ArrayList<>();
+        private Collection<Site> sitesOf(MethodFacts mf) {
+            Set<Site> out = new LinkedHashSet<>();
             for (long k : keys(ownerOf.get(mf), mf)) {
                 List<Site> s = sites.get(k);
                 if (s != null) {
-                    for (Site site : s) {
-                        if (!out.contains(site)) {
-                            out.add(site);
-                        }
-                    }
+                    out.addAll(s);
                 }
             }
             return out;
@@ -430,6 +432,10 @@ final class Rules {
          * {@code super.m()} call in a subclass may not).
          */
         private Set<Long> keys(ClassFacts cf, MethodFacts mf) {
+            Set<Long> known = keysOf.get(mf);
+            if (known != null) {
+                return known;
+            }
             Set<Long> out = new LinkedHashSet<>();
             Set<String> owners = new HashSet<>();
             Deque<String> todo = new ArrayDeque<>();
@@ -452,6 +458,7 @@ final class Rules {
                     }
                 }
             }
+            keysOf.put(mf, out);
             return out;
         }
 
@@ -460,18 +467,22 @@ final class Rules {
             if (wanted.isEmpty()) {
                 return;
             }
+            long[] sorted = new long[wanted.size()];
+            int n = 0;
+            for (long k : wanted.keySet()) {
+                sorted[n++] = k;
+            }
+            Arrays.sort(sorted);
             for (ClassFacts cf : classes) {
                 for (MethodFacts mf : cf.methods) {
                     for (long k : mf.callKeys) {
-                        List<Site> s = wanted.get(k);
-                        if (s != null) {
-                            s.add(new Site(cf, mf, false));
+                        if (Arrays.binarySearch(sorted, k) >= 0) {
+                            wanted.get(k).add(new Site(cf, mf, false));
                         }
                     }
                     for (long k : mf.referenceKeys) {
-                        List<Site> s = wanted.get(k);
-                        if (s != null) {
-                            s.add(new Site(cf, mf, true));
+                        if (Arrays.binarySearch(sorted, k) >= 0) {
+                            wanted.get(k).add(new Site(cf, mf, true));
                         }
                     }
                 }
