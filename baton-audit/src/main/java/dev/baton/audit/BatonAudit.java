@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -14,6 +15,7 @@ import java.util.Map;
 import java.util.Objects;
 import org.objectweb.asm.ClassReader;
 import org.objectweb.asm.ClassVisitor;
+import org.objectweb.asm.MethodVisitor;
 import org.objectweb.asm.AnnotationVisitor;
 import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.tree.ClassNode;
@@ -250,7 +252,20 @@ public final class BatonAudit {
     private static Header readHeader(byte[] bytes) {
         Header[] out = new Header[1];
         List<String> annotations = new ArrayList<>(2);
+        long[][] keys = {new long[8]};
+        int[] count = {0};
         new ClassReader(bytes).accept(new ClassVisitor(Opcodes.ASM9) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature, String[] exceptions) {
+                if ((access & (Opcodes.ACC_PRIVATE | Opcodes.ACC_STATIC)) == 0 && !name.startsWith("<")) {
+                    if (count[0] == keys[0].length) {
+                        keys[0] = Arrays.copyOf(keys[0], count[0] * 2);
+                    }
+                    keys[0][count[0]++] = Facts.key(name, descriptor);
+                }
+                return null;
+            }
+
             @Override
             public void visit(int version, int access, String name, String signature, String superName, String[] interfaces) {
                 out[0] = new Header(name, superName, interfaces, access, annotations);
@@ -264,6 +279,9 @@ public final class BatonAudit {
                 return null;
             }
         }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+        long[] methodKeys = Arrays.copyOf(keys[0], count[0]);
+        Arrays.sort(methodKeys);
+        out[0].methodKeys = methodKeys;
         return out[0];
     }
 }

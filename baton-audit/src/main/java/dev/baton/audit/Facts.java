@@ -15,6 +15,30 @@ import java.util.Set;
 final class Facts {
     private Facts() {}
 
+    static final long[] NO_KEYS = new long[0];
+
+    /**
+     * The key of a call that does not dispatch ({@code invokespecial}, {@code invokestatic}): a
+     * {@code super.init()} reaches the superclass's method only, never an override.
+     */
+    static long directKey(String owner, String name, String desc) {
+        return key("=", owner, name, desc);
+    }
+
+    /** A 64-bit FNV-1a hash of the given parts: call sites and methods are matched by it, not by strings kept in memory. */
+    static long key(String... parts) {
+        long h = 0xcbf29ce484222325L;
+        for (String part : parts) {
+            for (int i = 0; i < part.length(); i++) {
+                h ^= part.charAt(i);
+                h *= 0x100000001b3L;
+            }
+            h ^= '|';
+            h *= 0x100000001b3L;
+        }
+        return h;
+    }
+
     /** The header of every class read, reported or library: enough for subtype and meta-annotation checks. */
     static final class Header {
         final String name;
@@ -23,6 +47,12 @@ final class Facts {
         final int access;
         final List<String> annotations;
         ClassFacts facts; // null for a library class
+        /**
+         * For a library class: {@link #key} of each non-private instance method's name and descriptor,
+         * sorted, so an application method overriding one of them is known to be callable from outside
+         * the scanned code. Null for an application class (its methods are in {@link #facts}).
+         */
+        long[] methodKeys;
 
         Header(String name, String superName, String[] interfaces, int access, List<String> annotations) {
             this.name = name;
@@ -33,11 +63,24 @@ final class Facts {
         }
     }
 
-    /** A use of a field or a call: in which method (name only), what, and on which line. */
-    record Use(String method, String what, int line) {}
+    /**
+     * A use of a field: in which method (for display: {@code register (lambda)}), what, on which line,
+     * and the method's own name and descriptor (to find who calls it).
+     */
+    record Use(String method, String what, int line, String methodName, String methodDesc) {}
 
     /** A call site kept because its name is one the rules look at, or because it targets the same class. */
     record Call(int opcode, String owner, String name, String desc, int line) {}
+
+    /**
+     * What a constructor argument was, where the rules may need it (collection-typed parameters): the
+     * type it was allocated as ({@code new ConcurrentHashMap}), else the static type its producer
+     * declares ({@code hazelcast.getMap(...)} returns {@code IMap}), and the caller's parameter it is, or -1.
+     */
+    record Arg(String allocated, String type, int param) {}
+
+    /** A constructor call: {@code new owner(...)}, or {@code super(...)}/{@code this(...)} in a constructor. */
+    record Construction(String owner, String desc, Arg[] args, int line) {}
 
     /** A file write: the API used, whether the path was a constant, configured (from a field) or a temp file. */
     record FileWrite(String api, String pathKind, String path, int line) {}
@@ -74,6 +117,8 @@ final class Facts {
         final List<Use> mutations = new ArrayList<>();
         /** Assignments to the field outside initializers. */
         final List<Use> reassignments = new ArrayList<>();
+        /** Constructor descriptor to the index of the parameter stored in this field ({@code this.map = map}). */
+        final Map<String, Integer> fromParam = new LinkedHashMap<>(1);
 
         FieldFacts(String name, String desc, String signature, int access) {
             this.name = name;
@@ -94,12 +139,20 @@ final class Facts {
         /** Types instantiated here (NEW), with the line of the first one. */
         final Map<String, Integer> news = new LinkedHashMap<>();
         final List<FileWrite> fileWrites = new ArrayList<>();
+        /** Constructor calls passing a collection-typed argument, with what each such argument was. */
+        final List<Construction> constructions = new ArrayList<>(0);
         /** A backward jump: the method contains a loop. */
         boolean loop;
         /** MONITORENTER: a synchronized block. */
         int monitorLine;
         /** Runs only while the object is being built (constructor, static initializer, their private helpers, @PostConstruct). */
         boolean initializer;
+        /** A fluent builder method ({@code return this}-style): treated as an initializer of its own object only. */
+        boolean fluent;
+        /** {@link #key} of every method this one invokes ({@code owner.name desc}), {@link #directKey} if it does not dispatch. */
+        long[] callKeys = NO_KEYS;
+        /** {@link #key} of every method this one takes a reference to ({@code this::register}): called from anywhere. */
+        long[] referenceKeys = NO_KEYS;
 
         MethodFacts(String name, String desc, int access, List<String> annotations, List<String> parameterTypes) {
             this.name = name;

@@ -1,6 +1,7 @@
 package dev.baton.audit;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import org.objectweb.asm.Handle;
 import org.objectweb.asm.Opcodes;
@@ -10,6 +11,7 @@ import org.objectweb.asm.tree.FieldInsnNode;
 import org.objectweb.asm.tree.InvokeDynamicInsnNode;
 import org.objectweb.asm.tree.LdcInsnNode;
 import org.objectweb.asm.tree.MethodInsnNode;
+import org.objectweb.asm.tree.TypeInsnNode;
 import org.objectweb.asm.tree.analysis.AnalyzerException;
 import org.objectweb.asm.tree.analysis.BasicInterpreter;
 import org.objectweb.asm.tree.analysis.BasicValue;
@@ -25,6 +27,9 @@ final class OriginInterpreter extends Interpreter<Origin> {
         void mutation(String field, String what, AbstractInsnNode insn);
 
         void fileWrite(String api, Origin path, AbstractInsnNode insn);
+
+        /** A constructor call ({@code new C(...)}, {@code super(...)}, {@code this(...)}) and what its arguments are. */
+        default void construction(MethodInsnNode init, List<? extends Origin> args) {}
     }
 
     /** Calls that change the receiver: collections, maps, queues, caches, atomics, adders. */
@@ -55,11 +60,54 @@ final class OriginInterpreter extends Interpreter<Origin> {
     private final String owner;
     private final Sink sink;
     private final BasicInterpreter sizes = new BasicInterpreter();
+    /** Track static types and parameters (for constructor arguments); off for the mutation pass alone. */
+    private final boolean types;
+    /** Parameter index by local variable slot, for {@link #types}. */
+    private final int[] paramOfLocal;
 
     OriginInterpreter(String owner, Sink sink) {
+        this(owner, sink, null, false);
+    }
+
+    OriginInterpreter(String owner, Sink sink, String methodDesc, boolean isStatic) {
         super(Opcodes.ASM9);
         this.owner = owner;
         this.sink = sink;
+        this.types = methodDesc != null;
+        if (types) {
+            Type[] args = Type.getArgumentTypes(methodDesc);
+            int slots = isStatic ? 0 : 1;
+            for (Type a : args) {
+                slots += a.getSize();
+            }
+            paramOfLocal = new int[slots];
+            java.util.Arrays.fill(paramOfLocal, -1);
+            int slot = isStatic ? 0 : 1;
+            for (int i = 0; i < args.length; i++) {
+                paramOfLocal[slot] = i;
+                slot += args[i].getSize();
+            }
+        } else {
+            paramOfLocal = new int[0];
+        }
+    }
+
+    private String typeOf(Type t) {
+        return types && t.getSort() == Type.OBJECT ? t.getInternalName() : null;
+    }
+
+    private Origin withType(Origin o, Type t) {
+        String name = typeOf(t);
+        return name == null || o == null ? o : o.typed(name);
+    }
+
+    @Override
+    public Origin newParameterValue(boolean isInstanceMethod, int local, Type type) {
+        Origin v = newValue(type);
+        if (types && v != null && local < paramOfLocal.length && paramOfLocal[local] >= 0 && type.getSort() == Type.OBJECT) {
+            return new Origin(v.size, null, 0, null, type.getInternalName(), paramOfLocal[local]);
+        }
+        return v;
     }
 
     private static Origin sized(BasicValue v) {
@@ -87,7 +135,8 @@ final class OriginInterpreter extends Interpreter<Origin> {
             case Opcodes.GETSTATIC -> {
                 FieldInsnNode f = (FieldInsnNode) insn;
                 int size = Type.getType(f.desc).getSize();
-                return f.owner.equals(owner) ? new Origin(size, f.owner + "." + f.name, Origin.FROM_FIELD, null) : Origin.plain(size);
+                Origin v = f.owner.equals(owner) ? new Origin(size, f.owner + "." + f.name, Origin.FROM_FIELD, null) : Origin.plain(size);
+                return withType(v, Type.getType(f.desc));
             }
             case Opcodes.LDC -> {
                 Object c = ((LdcInsnNode) insn).cst;
@@ -97,7 +146,7 @@ final class OriginInterpreter extends Interpreter<Origin> {
                 return Origin.plain(c instanceof Long || c instanceof Double ? 2 : 1);
             }
             case Opcodes.NEW -> {
-                return new Origin(1, null, 0, insn);
+                return new Origin(1, null, 0, insn, types ? ((TypeInsnNode) insn).desc : null, -1);
             }
             default -> {
                 return sized(sizes.newOperation(insn));
@@ -116,10 +165,12 @@ final class OriginInterpreter extends Interpreter<Origin> {
         if (op == Opcodes.GETFIELD) {
             FieldInsnNode f = (FieldInsnNode) insn;
             int size = Type.getType(f.desc).getSize();
-            return f.owner.equals(owner) ? new Origin(size, f.owner + "." + f.name, Origin.FROM_FIELD, null) : Origin.plain(size);
+            Origin v = f.owner.equals(owner) ? new Origin(size, f.owner + "." + f.name, Origin.FROM_FIELD, null) : Origin.plain(size);
+            return withType(v, Type.getType(f.desc));
         }
         if (op == Opcodes.CHECKCAST) {
-            return value;
+            String cast = ((TypeInsnNode) insn).desc;
+            return types && value != null && !cast.startsWith("[") ? value.typed(cast) : value;
         }
         return sized(sizes.unaryOperation(insn, basic(value)));
     }
@@ -151,6 +202,9 @@ final class OriginInterpreter extends Interpreter<Origin> {
                     sink.mutation(captured.field, h.getName() + " (method reference)", insn);
                 }
             }
+            if (values.isEmpty() && indy.bsm.getOwner().equals("java/lang/invoke/LambdaMetafactory")) {
+                return new Origin(1, null, Origin.KEY_FUNCTION, null);
+            }
             return Origin.plain(Type.getReturnType(indy.desc).getSize());
         }
         return sized(sizes.naryOperation(insn, null));
@@ -158,12 +212,24 @@ final class OriginInterpreter extends Interpreter<Origin> {
 
     private Origin call(MethodInsnNode m, List<? extends Origin> values) {
         Type ret = Type.getReturnType(m.desc);
-        Origin result = ret.getSort() == Type.VOID ? null : Origin.plain(ret.getSize());
+        Origin result = ret.getSort() == Type.VOID ? null : withType(Origin.plain(ret.getSize()), ret);
         boolean isStatic = m.getOpcode() == Opcodes.INVOKESTATIC;
         Origin receiver = isStatic || values.isEmpty() ? null : values.get(0);
+        if (types && m.name.equals("<init>") && !values.isEmpty()) {
+            sink.construction(m, values.subList(1, values.size()));
+        }
         if (receiver != null && receiver.field != null && !m.name.equals("<init>")) {
             if (MUTATORS.contains(m.name)) {
-                sink.mutation(receiver.field, m.name, m);
+                String what = receiver.has(Origin.ELEMENT) ? m.name + " on a computeIfAbsent value" : m.name;
+                if (m.name.equals("computeIfAbsent") && values.size() == 3
+                        && (values.get(2) == null || !values.get(2).has(Origin.KEY_FUNCTION))) {
+                    what = "computeIfAbsent (with a capturing function)";
+                }
+                sink.mutation(receiver.field, what, m);
+                if (m.name.equals("computeIfAbsent") && result != null) {
+                    // The value stored for the key: adding to it (a multimap) changes the field's state too.
+                    return new Origin(1, receiver.field, Origin.FROM_FIELD | Origin.ELEMENT, null);
+                }
             } else if (VIEWS.contains(m.name) && result != null) {
                 return new Origin(1, receiver.field, Origin.FROM_FIELD, null);
             }
@@ -247,7 +313,8 @@ final class OriginInterpreter extends Interpreter<Origin> {
         String field = a.field != null && a.field.equals(b.field) ? a.field : null;
         // A path is constant only if it is on every path; temp or field-derived if on any.
         int flags = (a.flags & b.flags & Origin.CONST) | ((a.flags | b.flags) & (Origin.TEMP | Origin.FROM_FIELD));
-        Origin m = new Origin(size, field, flags, a.allocation == b.allocation ? a.allocation : null);
+        Origin m = new Origin(size, field, flags, a.allocation == b.allocation ? a.allocation : null,
+                Objects.equals(a.type, b.type) ? a.type : null, a.param == b.param ? a.param : -1);
         return m.equals(a) ? a : m;
     }
 }

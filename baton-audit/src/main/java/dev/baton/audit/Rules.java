@@ -9,7 +9,12 @@ import dev.baton.audit.Facts.MethodFacts;
 import dev.baton.audit.Facts.Use;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -72,6 +77,22 @@ final class Rules {
     /** Bucket4j's distributed buckets already share state. */
     static final Set<String> DISTRIBUTED = Set.of("io/github/bucket4j/distributed/BucketProxy",
             "io/github/bucket4j/distributed/proxy/ProxyManager");
+    /**
+     * Collections whose contents live in a cluster, not in this process: Hazelcast (3.x and 4+),
+     * Redisson, Spring Data Redis collections, Apache Ignite. A field of such a type, or a collection
+     * field every construction site fills with one, is not reported.
+     */
+    static final Set<String> DISTRIBUTED_STRUCTURES = Set.of("com/hazelcast/map/IMap", "com/hazelcast/core/IMap",
+            "com/hazelcast/multimap/MultiMap", "com/hazelcast/core/MultiMap", "com/hazelcast/replicatedmap/ReplicatedMap",
+            "com/hazelcast/core/ReplicatedMap", "com/hazelcast/collection/IList", "com/hazelcast/collection/ISet",
+            "com/hazelcast/collection/IQueue", "com/hazelcast/core/IList", "com/hazelcast/core/ISet",
+            "com/hazelcast/core/IQueue", "org/redisson/api/RMap", "org/redisson/api/RMapCache", "org/redisson/api/RSet",
+            "org/redisson/api/RSetCache", "org/redisson/api/RList", "org/redisson/api/RQueue", "org/redisson/api/RDeque",
+            "org/redisson/api/RSortedSet", "org/redisson/api/RScoredSortedSet",
+            "org/springframework/data/redis/support/collections/RedisStore",
+            "org/springframework/data/redis/support/collections/RedisMap",
+            "org/springframework/data/redis/support/collections/RedisCollection",
+            "org/apache/ignite/IgniteSet", "org/apache/ignite/IgniteQueue");
     static final Set<String> SOCKET_TYPES = Set.of("org/springframework/web/socket/WebSocketSession",
             "org/springframework/web/reactive/socket/WebSocketSession", "jakarta/websocket/Session",
             "javax/websocket/Session", "org/springframework/web/servlet/mvc/method/annotation/ResponseBodyEmitter",
@@ -120,6 +141,7 @@ final class Rules {
 
     List<Finding> run() {
         findSingletons();
+        new StartupCalls().dropStartupMutations();
         for (ClassFacts cf : classes) {
             fields(cf);
             methods(cf);
@@ -234,6 +256,284 @@ final class Rules {
         return h != null && (h.access & Opcodes.ACC_ENUM) != 0;
     }
 
+    // ------------------------------------------------------------------ start-up-only methods
+
+    /**
+     * A per-class call graph over the scanned code, to tell start-up registration from runtime
+     * mutation: a method is start-up-only if it has call sites in the scanned code and every one is in
+     * a static initializer, in an initializer ({@code <init>}, {@code @PostConstruct},
+     * {@code afterPropertiesSet}, their private helpers) of a known singleton, in a {@code @Bean}
+     * method, or in another start-up-only method. A method that is referenced ({@code this::add}),
+     * annotated (a framework may call it), or that overrides a method of a library or JDK type (the
+     * library may call it) is never start-up-only, and neither is a lambda (it may run later).
+     * Mutations made only by start-up-only methods are removed from the facts, like those of
+     * initializers.
+     */
+    private final class StartupCalls {
+        /** A call site: the calling method, or a reference to the method taken there. */
+        private record Site(ClassFacts owner, MethodFacts method, boolean reference) {}
+
+        private final Map<Long, List<Site>> sites = new HashMap<>();
+        private final Map<MethodFacts, Boolean> verdicts = new IdentityHashMap<>();
+        private final Map<MethodFacts, ClassFacts> ownerOf = new IdentityHashMap<>();
+        private final Map<String, ClassFacts> byName = new HashMap<>();
+        private final Map<String, List<String>> subtypes = new HashMap<>();
+        private final Map<MethodFacts, Set<Long>> keysOf = new IdentityHashMap<>();
+
+        StartupCalls() {
+            for (ClassFacts cf : classes) {
+                byName.put(cf.name, cf);
+                for (MethodFacts mf : cf.methods) {
+                    ownerOf.put(mf, cf);
+                }
+                Header h = index.get(cf.name);
+                if (h.superName != null) {
+                    subtypes.computeIfAbsent(h.superName, k -> new ArrayList<>()).add(cf.name);
+                }
+                for (String i : h.interfaces) {
+                    subtypes.computeIfAbsent(i, k -> new ArrayList<>()).add(cf.name);
+                }
+            }
+        }
+
+        void dropStartupMutations() {
+            // 1. The methods whose mutations might be dropped, then (level by level) their callers.
+            Set<MethodFacts> pending = new LinkedHashSet<>();
+            for (ClassFacts cf : classes) {
+                boolean singleton = singletons.containsKey(cf.name);
+                for (FieldFacts ff : cf.fields.values()) {
+                    if (singleton || (ff.access & Opcodes.ACC_STATIC) != 0) {
+                        for (Use u : ff.mutations) {
+                            addCandidate(cf, u, pending);
+                        }
+                        for (Use u : ff.reassignments) {
+                            addCandidate(cf, u, pending);
+                        }
+                    }
+                }
+            }
+            Set<MethodFacts> expanded = new HashSet<>();
+            // Callers of callers, level by level; past the last level a caller's own callers stay
+            // unknown, so it is not start-up-only (the conservative answer).
+            for (int level = 0; level < MAX_LEVELS && !pending.isEmpty(); level++) {
+                Map<Long, List<Site>> wanted = new HashMap<>();
+                for (MethodFacts mf : pending) {
+                    expanded.add(mf);
+                    for (long k : keys(ownerOf.get(mf), mf)) {
+                        if (!sites.containsKey(k)) {
+                            wanted.put(k, new ArrayList<>(2));
+                        }
+                    }
+                }
+                scan(wanted);
+                sites.putAll(wanted);
+                Set<MethodFacts> next = new LinkedHashSet<>();
+                for (MethodFacts mf : pending) {
+                    for (Site site : sitesOf(mf)) {
+                        if (!site.reference() && !context(site.owner(), site.method()) && !expanded.contains(site.method())
+                                && plausible(site.owner(), site.method())) {
+                            next.add(site.method());
+                        }
+                    }
+                }
+                pending = next;
+            }
+            // 2. Drop the mutations made by start-up-only methods.
+            for (ClassFacts cf : classes) {
+                for (FieldFacts ff : cf.fields.values()) {
+                    ff.mutations.removeIf(u -> startupOnly(cf, u));
+                    ff.reassignments.removeIf(u -> startupOnly(cf, u));
+                }
+            }
+        }
+
+        private void addCandidate(ClassFacts cf, Use u, Set<MethodFacts> pending) {
+            MethodFacts mf = method(cf, u.methodName(), u.methodDesc());
+            if (mf != null && plausible(cf, mf)) {
+                pending.add(mf);
+            }
+        }
+
+        private static final int MAX_LEVELS = 6;
+
+        private boolean startupOnly(ClassFacts cf, Use u) {
+            MethodFacts mf = method(cf, u.methodName(), u.methodDesc());
+            return mf != null && startupOnly(cf, mf, new HashSet<>());
+        }
+
+        private MethodFacts method(ClassFacts cf, String name, String desc) {
+            for (MethodFacts mf : cf.methods) {
+                if (mf.name.equals(name) && mf.desc.equals(desc)) {
+                    return mf;
+                }
+            }
+            return null;
+        }
+
+        /** Could be start-up-only at all: not a lambda, not annotated, not callable by a library. */
+        private boolean plausible(ClassFacts cf, MethodFacts mf) {
+            if (mf.name.startsWith("lambda$") || mf.name.startsWith("<") || mf.initializer) {
+                return false;
+            }
+            for (String a : mf.annotations) {
+                if (!a.startsWith("java/lang/") && !a.endsWith("/Nullable") && !a.endsWith("/NonNull")
+                        && !a.endsWith("/Nonnull") && !a.endsWith("/NotNull")) {
+                    return false;
+                }
+            }
+            return (mf.access & (Opcodes.ACC_STATIC | Opcodes.ACC_PRIVATE)) != 0 || !overridesOutside(cf.name, mf);
+        }
+
+        private boolean startupOnly(ClassFacts cf, MethodFacts mf, Set<MethodFacts> visiting) {
+            Boolean known = verdicts.get(mf);
+            if (known != null) {
+                return known;
+            }
+            if (!plausible(cf, mf) || !visiting.add(mf)) {
+                return false; // a cycle: no start-up caller was proven
+            }
+            Collection<Site> callers = sitesOf(mf);
+            boolean result = !callers.isEmpty();
+            for (Site site : callers) {
+                if (site.reference() || !(context(site.owner(), site.method())
+                        || startupOnly(site.owner(), site.method(), visiting))) {
+                    result = false;
+                    break;
+                }
+            }
+            visiting.remove(mf);
+            verdicts.put(mf, result);
+            return result;
+        }
+
+        /** Code that runs while the process starts: a static initializer, a singleton's initializers, a @Bean method. */
+        private boolean context(ClassFacts cf, MethodFacts mf) {
+            if (mf.name.equals("<clinit>") || mf.annotated(BEAN)) {
+                return true;
+            }
+            return mf.initializer && !mf.fluent && !mf.name.startsWith("lambda$") && singletons.containsKey(cf.name);
+        }
+
+        private Collection<Site> sitesOf(MethodFacts mf) {
+            Set<Site> out = new LinkedHashSet<>();
+            for (long k : keys(ownerOf.get(mf), mf)) {
+                List<Site> s = sites.get(k);
+                if (s != null) {
+                    out.addAll(s);
+                }
+            }
+            return out;
+        }
+
+        /**
+         * The call-site keys that may reach {@code mf}: through its own class, any scanned subtype (a
+         * call on a subclass reference names the subclass), and, for an instance method, a dispatched
+         * call through any scanned supertype (a call through an interface may land here; a
+         * {@code super.m()} call in a subclass may not).
+         */
+        private Set<Long> keys(ClassFacts cf, MethodFacts mf) {
+            Set<Long> known = keysOf.get(mf);
+            if (known != null) {
+                return known;
+            }
+            Set<Long> out = new LinkedHashSet<>();
+            Set<String> owners = new HashSet<>();
+            Deque<String> todo = new ArrayDeque<>();
+            todo.add(cf.name);
+            while (!todo.isEmpty()) {
+                String t = todo.poll();
+                if (owners.add(t)) {
+                    todo.addAll(subtypes.getOrDefault(t, List.of()));
+                    out.add(Facts.key(t, mf.name, mf.desc));
+                    out.add(Facts.directKey(t, mf.name, mf.desc));
+                }
+            }
+            if ((mf.access & Opcodes.ACC_STATIC) == 0) {
+                todo.addAll(index.supertypes(cf.name));
+                while (!todo.isEmpty()) {
+                    String t = todo.poll();
+                    if (byName.containsKey(t) && owners.add(t)) {
+                        todo.addAll(index.supertypes(t));
+                        out.add(Facts.key(t, mf.name, mf.desc)); // dispatched: may reach this override
+                    }
+                }
+            }
+            keysOf.put(mf, out);
+            return out;
+        }
+
+        /** One pass over every scanned method's calls and references, filling the sites of the wanted keys. */
+        private void scan(Map<Long, List<Site>> wanted) {
+            if (wanted.isEmpty()) {
+                return;
+            }
+            long[] sorted = new long[wanted.size()];
+            int n = 0;
+            for (long k : wanted.keySet()) {
+                sorted[n++] = k;
+            }
+            Arrays.sort(sorted);
+            for (ClassFacts cf : classes) {
+                for (MethodFacts mf : cf.methods) {
+                    for (long k : mf.callKeys) {
+                        if (Arrays.binarySearch(sorted, k) >= 0) {
+                            wanted.get(k).add(new Site(cf, mf, false));
+                        }
+                    }
+                    for (long k : mf.referenceKeys) {
+                        if (Arrays.binarySearch(sorted, k) >= 0) {
+                            wanted.get(k).add(new Site(cf, mf, true));
+                        }
+                    }
+                }
+            }
+        }
+
+        /** True if a type above {@code type} that was not scanned declares the method, or cannot be read. */
+        private boolean overridesOutside(String type, MethodFacts mf) {
+            Deque<String> todo = new ArrayDeque<>(index.supertypes(type));
+            Set<String> seen = new HashSet<>();
+            while (!todo.isEmpty()) {
+                String t = todo.poll();
+                if (!seen.add(t)) {
+                    continue;
+                }
+                Header h = index.get(t);
+                if (byName.containsKey(t)) {
+                    // scanned: its own call sites are counted
+                } else if (h != null && h.methodKeys != null) {
+                    if (Arrays.binarySearch(h.methodKeys, Facts.key(mf.name, mf.desc)) >= 0) {
+                        return true;
+                    }
+                } else if (h == null && (t.startsWith("java/") || t.startsWith("javax/"))) {
+                    if (jdkDeclares(t, mf.name, mf.desc)) {
+                        return true;
+                    }
+                } else {
+                    return true; // not read: it may declare the method
+                }
+                todo.addAll(index.supertypes(t));
+            }
+            return false;
+        }
+    }
+
+    private static boolean jdkDeclares(String type, String name, String desc) {
+        try {
+            Class<?> c = Class.forName(type.replace('/', '.'), false, ClassLoader.getPlatformClassLoader());
+            for (java.lang.reflect.Method m : c.getDeclaredMethods()) {
+                if (m.getName().equals(name) && Type.getMethodDescriptor(m).equals(desc)
+                        && !java.lang.reflect.Modifier.isPrivate(m.getModifiers())
+                        && !java.lang.reflect.Modifier.isStatic(m.getModifiers())) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return true;
+        }
+    }
+
     // ------------------------------------------------------------------ fields
 
     private void fields(ClassFacts cf) {
@@ -273,8 +573,12 @@ final class Rules {
                 return;
             }
         }
+        // 2. A distributed structure (Hazelcast IMap, Redisson RMap...) is cluster-wide by its type.
+        if (raw != null && index.subtypeOf(raw, DISTRIBUTED_STRUCTURES) != null) {
+            return;
+        }
         boolean mutated = !ff.mutations.isEmpty() || !ff.reassignments.isEmpty();
-        // 2. Caches are state by nature (reads fill them).
+        // 3. Caches are state by nature (reads fill them).
         if (raw != null && index.subtypeOf(raw, CACHES) != null) {
             String single = singleUse(ff.name, cf.name, true);
             if (single != null) {
@@ -289,7 +593,7 @@ final class Rules {
         if (!mutated) {
             return;
         }
-        // 3. Registries of sockets and sessions.
+        // 4. Registries of sockets and sessions.
         String socket = raw == null ? null : firstSubtype(null, args, SOCKET_TYPES);
         String httpSession = raw == null ? null : firstSubtype(null, args, HTTP_SESSIONS);
         boolean collection = array || index.subtypeOf(raw, COLLECTIONS) != null;
@@ -300,10 +604,15 @@ final class Rules {
                     socket != null ? Remedies.SOCKETS : Remedies.HTTP_SESSION);
             return;
         }
-        // 4. Collections, maps and counters that are changed after construction.
+        // 5. Collections, maps and counters that are changed after construction.
         boolean counter = raw != null && index.subtypeOf(raw, COUNTERS) != null;
         if (!collection && !counter) {
             return;
+        }
+        // A collection passed in by the constructor: what every construction site in the scanned code passes.
+        Passed passed = injected(ff) && collection ? passed(cf.name, ff) : null;
+        if (passed != null && passed.distributed() > 0 && passed.local() == null && passed.unknown() == 0) {
+            return; // a distributed structure at every construction site
         }
         String single = singleUse(ff.name, cf.name, collection);
         if (single != null) {
@@ -312,17 +621,83 @@ final class Rules {
         } else if (counter) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "counter (" + what + ")",
                     holder + " of type " + what + uses(ff), Remedies.COUNTER);
+        } else if (passed != null && passed.local() != null) {
+            add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what + " (injected, local)",
+                    holder + " of type " + what + ", passed in by the constructor: " + passed.local() + uses(ff),
+                    Remedies.STATE);
         } else if (injected(ff)) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "mutable " + what + " (injected)",
                     holder + " of type " + what + ", passed in by the constructor (its implementation may be shared: "
-                            + "exclude it if so)" + uses(ff), Remedies.STATE);
+                            + "exclude it if so" + (passed != null && passed.distributed() > 0
+                            ? "; some construction sites pass a distributed structure" : "") + ")" + uses(ff), Remedies.STATE);
         } else if (memo(ff)) {
             add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "lazily filled " + what + " (memo)",
-                    holder + " of type " + what + ", only ever filled by computeIfAbsent (a memo of derived values "
-                            + "is harmless; a registry is not)" + uses(ff), Remedies.CACHE);
+                    holder + " of type " + what + ", only ever filled by computeIfAbsent with a function that captures "
+                            + "nothing, so each value is computed from its key alone (a memo of derived values is harmless; "
+                            + "a registry is not)" + uses(ff), Remedies.CACHE);
         } else {
             add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what,
                     holder + " of type " + what + uses(ff), Remedies.STATE);
+        }
+    }
+
+    /** What the construction sites pass for an injected collection: how many distributed, how many unknown, a local one. */
+    private record Passed(int distributed, int unknown, String local) {}
+
+    private Map<String, List<Object[]>> constructionSites; // owner + desc -> {ClassFacts, MethodFacts, Construction}
+
+    private Passed passed(String owner, FieldFacts ff) {
+        if (constructionSites == null) {
+            constructionSites = new HashMap<>();
+            for (ClassFacts cf : classes) {
+                for (MethodFacts mf : cf.methods) {
+                    for (Facts.Construction c : mf.constructions) {
+                        constructionSites.computeIfAbsent(c.owner() + c.desc(), k -> new ArrayList<>()).add(new Object[] {cf, mf, c});
+                    }
+                }
+            }
+        }
+        int[] counts = new int[2];
+        String[] local = new String[1];
+        for (Map.Entry<String, Integer> e : ff.fromParam.entrySet()) {
+            resolve(owner, e.getKey(), e.getValue(), counts, local, 0);
+        }
+        if (ff.fromParam.isEmpty()) {
+            counts[1]++;
+        }
+        return new Passed(counts[0], counts[1], local[0]);
+    }
+
+    /**
+     * Follows one constructor parameter to every call site of that constructor: a new JDK collection is
+     * local, a value whose declared type is a distributed structure is distributed, a parameter of a
+     * calling constructor ({@code super(map)}) is followed to that constructor's own call sites.
+     */
+    private void resolve(String owner, String desc, int param, int[] counts, String[] local, int depth) {
+        List<Object[]> sites = constructionSites.getOrDefault(owner + desc, List.of());
+        if (sites.isEmpty()) {
+            counts[1]++;
+        }
+        for (Object[] site : sites) {
+            ClassFacts cf = (ClassFacts) site[0];
+            MethodFacts mf = (MethodFacts) site[1];
+            Facts.Construction c = (Facts.Construction) site[2];
+            Facts.Arg a = param < c.args().length ? c.args()[param] : null;
+            if (a != null && a.allocated() != null && index.subtypeOf(a.allocated(), DISTRIBUTED_STRUCTURES) == null
+                    && a.allocated().startsWith("java/")) {
+                if (local[0] == null) {
+                    local[0] = simple(cf.name) + "." + Collector.display(mf.name) + "() passes a new " + simple(a.allocated())
+                            + (cf.sourceFile == null ? "" : " (" + cf.sourceFile.substring(cf.sourceFile.lastIndexOf('/') + 1)
+                            + ":" + c.line() + ")");
+                }
+            } else if (a != null && (a.allocated() != null ? index.subtypeOf(a.allocated(), DISTRIBUTED_STRUCTURES) != null
+                    : a.type() != null && index.subtypeOf(a.type(), DISTRIBUTED_STRUCTURES) != null)) {
+                counts[0]++;
+            } else if (a != null && a.param() >= 0 && mf.name.equals("<init>") && depth < 4) {
+                resolve(cf.name, mf.desc, a.param(), counts, local, depth + 1);
+            } else {
+                counts[1]++;
+            }
         }
     }
 

@@ -85,7 +85,7 @@ class AuditInputsTest {
                 .contains("   fix: Use baton.coordination().tokens()");
         assertThat(BatonAudit.forClasses(FIXTURES).exclusions(Exclusions.parse(
                 "exclusions:\n  - class: dev.baton.audit.fixtures.*\n    reason: fixtures\n", "t")).assertNoFindings(Severity.LOW)
-                .excluded()).hasSize(24);
+                .excluded()).hasSize(32);
     }
 
 }

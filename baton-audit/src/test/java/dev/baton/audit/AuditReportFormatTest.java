@@ -65,7 +65,7 @@ class AuditReportFormatTest {
     @Test
     void tableAndMarkdownAreReadable() {
         String table = ReportFormat.TABLE.render(report);
-        assertThat(table).startsWith("Baton scale-out audit: 23 finding(s) (12 high, 6 medium, 5 low)");
+        assertThat(table).startsWith("Baton scale-out audit: 31 finding(s) (12 high, 13 medium, 6 low)");
         assertThat(table).contains("SEVERITY", "Registry.usedTokens", "Registry.java:23", "why: ", "fix: ", "Excluded (1)");
         String md = ReportFormat.MARKDOWN.render(report);
         assertThat(md).startsWith("# Baton scale-out audit").contains("| # | Severity |", "```java", "## Excluded (1)");

@@ -51,7 +51,15 @@ class AuditRulesTest {
                         tuple(Category.SINGLE_USE_STATE, "PriceCache", "usedNonces", Severity.HIGH),
                         tuple(Category.IN_PROCESS_SCHEDULING, "Startup", "startPoller", Severity.HIGH),
                         tuple(Category.SINGLE_USE_STATE, "Web", "login", Severity.MEDIUM),
-                        tuple(Category.SINGLE_USE_STATE, "Web", "waiting", Severity.MEDIUM));
+                        tuple(Category.SINGLE_USE_STATE, "Web", "waiting", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "CommandTable", "PLUGINS", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "HandlerRegistry", "routes", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "HandlerRegistry", "late", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "StartupWiring$Subscriber", "received", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "Clustered$EventLog", "events", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "Memos", "labels", Severity.LOW),
+                        tuple(Category.SINGLETON_STATE, "Memos", "quotes", Severity.MEDIUM),
+                        tuple(Category.SINGLETON_STATE, "Memos", "byOwner", Severity.MEDIUM));
     }
 
     @Test
@@ -62,6 +70,53 @@ class AuditRulesTest {
                 .doesNotContain("defaults", "built", "scratch", "exportDir", "aliases", "withAlias");
         assertThat(in("Ticker")).extracting(Finding::member).doesNotContain("once");
         assertThat(in("Startup")).extracting(Finding::member).doesNotContain("warm", "table");
+    }
+
+    @Test
+    void registriesFilledOnlyAtStartUpThroughPublicMethodsAreNotReported() {
+        // register() and configure() are public, but called only from <clinit> (registerDefaults() too).
+        assertThat(in("CommandTable")).extracting(Finding::member).containsExactly("PLUGINS");
+        // add() is called from the constructor, @PostConstruct and another singleton's constructor only.
+        assertThat(in("HandlerRegistry")).extracting(Finding::member).containsExactlyInAnyOrder("routes", "late");
+        // BaseStore.init is called through the base type from a @PostConstruct, and by the override's super.init().
+        assertThat(in("Regions$BaseStore")).isEmpty();
+        assertThat(in("HandlerRegistry")).filteredOn(f -> f.member().equals("routes")).extracting(Finding::evidence)
+                .singleElement().asString().contains("put in addRoute()");
+    }
+
+    @Test
+    void aMethodALibraryCanCallIsNeverStartUpOnly() {
+        // Subscriber.accept is called only from its own constructor in the scanned code, but it implements Consumer.
+        assertThat(in("StartupWiring$Subscriber")).extracting(Finding::member).containsExactly("received");
+    }
+
+    @Test
+    void distributedStructuresAreNotReported() {
+        // Owners.owners is declared IMap; SentNotifications.sent is a ConcurrentMap, but its one construction site passes an IMap.
+        assertThat(in("Clustered$Owners")).isEmpty();
+        assertThat(in("Clustered$SentNotifications")).isEmpty();
+    }
+
+    @Test
+    void anInjectedMapThatOneConstructionSiteMakesLocallyIsMedium() {
+        // EventLog's map: InMemoryLog passes new ConcurrentHashMap<>() (local), ClusteredLog passes its IMap parameter.
+        assertThat(in("Clustered$EventLog")).singleElement().satisfies(f -> {
+            assertThat(f.severity()).isEqualTo(Severity.MEDIUM);
+            assertThat(f.evidence()).contains("InMemoryLog.<init>() passes a new ConcurrentHashMap (Clustered.java:");
+        });
+        // With no construction site in the scanned code, an injected map stays LOW.
+        assertThat(in("Registry")).filteredOn(f -> f.member().equals("shared")).extracting(Finding::severity)
+                .containsExactly(Severity.LOW);
+    }
+
+    @Test
+    void aMemoIsLowOnlyWhenEachValueComesFromItsKeyAlone() {
+        assertThat(in("Memos")).extracting(Finding::member, Finding::severity).containsExactlyInAnyOrder(
+                tuple("labels", Severity.LOW), tuple("quotes", Severity.MEDIUM), tuple("byOwner", Severity.MEDIUM));
+        assertThat(in("Memos")).filteredOn(f -> f.member().equals("quotes")).extracting(Finding::evidence).singleElement()
+                .asString().contains("computeIfAbsent (with a capturing function) in quote()");
+        assertThat(in("Memos")).filteredOn(f -> f.member().equals("byOwner")).extracting(Finding::evidence).singleElement()
+                .asString().contains("add on a computeIfAbsent value in own()");
     }
 
     @Test
