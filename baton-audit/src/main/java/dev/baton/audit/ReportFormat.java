@@ -91,7 +91,7 @@ public enum ReportFormat {
                         shortSource(f), f.kind()});
             }
             sb.append("\n");
-            render(sb, rows);
+            TextTable.render(sb, rows);
             sb.append("\nWhy each breaks with N instances, and the Baton remedy:\n");
             for (Map.Entry<String, List<Integer>> g : groups(r).entrySet()) {
                 Finding f = r.findings().get(g.getValue().get(0) - 1);
@@ -160,25 +160,6 @@ public enum ReportFormat {
         String file = f.sourceFile() == null ? (f.resource() ? f.className() : shortClass(f.className()) + ".class")
                 : f.sourceFile().substring(f.sourceFile().lastIndexOf('/') + 1);
         return f.line() > 0 ? file + ":" + f.line() : file;
-    }
-
-    private static void render(StringBuilder sb, List<String[]> rows) {
-        int[] width = new int[rows.get(0).length];
-        for (String[] r : rows) {
-            for (int i = 0; i < r.length; i++) {
-                width[i] = Math.max(width[i], r[i].length());
-            }
-        }
-        for (String[] r : rows) {
-            StringBuilder line = new StringBuilder("  ");
-            for (int i = 0; i < r.length; i++) {
-                line.append(r[i]);
-                if (i + 1 < r.length) {
-                    line.append(" ".repeat(width[i] - r[i].length() + 2));
-                }
-            }
-            sb.append(line.toString().stripTrailing()).append('\n');
-        }
     }
 
     // ------------------------------------------------------------------ markdown

@@ -1,14 +1,15 @@
 package dev.baton.cli;
 
 import dev.baton.Baton;
+import dev.baton.FinishedStats;
 import dev.baton.LeaseInfo;
 import dev.baton.NodeInfo;
 import dev.baton.NodeState;
 import dev.baton.OwnershipView;
-import dev.baton.FinishedStats;
 import dev.baton.QueueStats;
-import dev.baton.Schedules;
 import dev.baton.ScheduleInfo;
+import dev.baton.Schedules;
+import dev.baton.audit.TextTable;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -109,7 +110,7 @@ final class StatusCommand implements Callable<Integer> {
         if (view.leases().isEmpty()) {
             sb.append("  none\n");
         } else {
-            render(sb, leaseRows);
+            TextTable.render(sb, leaseRows);
         }
         sb.append('\n');
         List<String[]> nodeRows = new ArrayList<>();
@@ -124,7 +125,7 @@ final class StatusCommand implements Callable<Integer> {
         if (view.nodes().isEmpty()) {
             sb.append("  none\n");
         } else {
-            render(sb, nodeRows);
+            TextTable.render(sb, nodeRows);
         }
         return sb.toString();
     }
@@ -132,25 +133,6 @@ final class StatusCommand implements Callable<Integer> {
     private static String ago(Instant then, Instant now) {
         Duration d = Duration.between(then, now);
         return d.isNegative() ? "just now" : Durations.human(d) + " ago";
-    }
-
-    private static void render(StringBuilder sb, List<String[]> rows) {
-        int[] width = new int[rows.get(0).length];
-        for (String[] r : rows) {
-            for (int i = 0; i < r.length; i++) {
-                width[i] = Math.max(width[i], r[i].length());
-            }
-        }
-        for (String[] r : rows) {
-            StringBuilder line = new StringBuilder("  ");
-            for (int i = 0; i < r.length; i++) {
-                line.append(r[i]);
-                if (i + 1 < r.length) {
-                    line.append(" ".repeat(width[i] - r[i].length() + 2));
-                }
-            }
-            sb.append(line.toString().stripTrailing()).append('\n');
-        }
     }
 
     /** active, draining, stale (heartbeat overdue, never stopped) or stopped. */
@@ -229,7 +211,7 @@ final class StatusCommand implements Callable<Integer> {
                         qs == null ? "-" : qs.oldestAvailableRunAt().map(t -> ago(t, view.dbNow())).orElse("-"),
                         qs != null && qs.paused() ? "paused" : "-"});
             }
-            render(sb, rows);
+            TextTable.render(sb, rows);
         }
         sb.append('\n');
         sb.append("SCHEDULES (").append(schedules.size()).append(")\n");
@@ -247,7 +229,7 @@ final class StatusCommand implements Callable<Integer> {
                                 : si.failing() ? "FAILING (" + si.errorCount() + "x since "
                                         + ago(si.failingSince().orElseThrow(), view.dbNow()) + ")" : "enabled"});
             }
-            render(sb, rows);
+            TextTable.render(sb, rows);
             for (ScheduleInfo si : schedules) {
                 si.lastError().ifPresent(e -> sb.append("  ").append(si.name()).append(" cannot fire: ").append(e)
                         .append('\n'));
@@ -265,7 +247,7 @@ final class StatusCommand implements Callable<Integer> {
                         String.valueOf(m.get("attempt")), String.valueOf(m.get("claimed_by")),
                         Durations.human(Duration.ofMillis(((Number) m.get("overdue_ms")).longValue())) + " ago"});
             }
-            render(sb, rows);
+            TextTable.render(sb, rows);
         }
         sb.append('\n');
         sb.append("FAILED JOBS (").append(p.failed()).append(p.failed() > LISTED ? ", latest " + LISTED : "").append(")\n");
@@ -280,7 +262,7 @@ final class StatusCommand implements Callable<Integer> {
                         String.valueOf(m.get("attempt")), String.valueOf(m.get("finished_at")),
                         err.length() > 80 ? err.substring(0, 77) + "..." : err});
             }
-            render(sb, rows);
+            TextTable.render(sb, rows);
         }
         return sb.toString();
     }
