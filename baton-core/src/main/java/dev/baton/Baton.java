@@ -1,10 +1,12 @@
 package dev.baton;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
@@ -62,7 +64,6 @@ public final class Baton implements AutoCloseable {
     private final JobStore jobStore;
     private final Jobs jobs;
     private final Worker worker;
-    private final Leadership maintenance;
     private final Coordination primitives;
     private final Schedules schedules;
     private final String app;
@@ -70,6 +71,8 @@ public final class Baton implements AutoCloseable {
     private final BatonMetrics metrics;
     private final List<Schedule> declared;
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
+    /** Baton's own runners (maintenance), started with the node. */
+    private final List<Leadership> upkeep = new ArrayList<>();
     private volatile boolean started;
     private volatile boolean closed;
 
@@ -110,21 +113,30 @@ public final class Baton implements AutoCloseable {
             throw new IllegalArgumentException("job handlers " + b.handlers.keySet() + " were registered but no "
                     + "worker is configured; add .worker(WorkerConfig.builder().queue(\"default\", 10).build())");
         }
-        WorkerConfig timing = workerConfig != null ? workerConfig : WorkerConfig.builder().build();
         this.worker = workerConfig == null ? null : new Worker(dataSource, coordination, jobStore, b.handlers,
                 workerConfig, nodeId, b.codec, notifier, hooks, ticker, metrics);
-        // Every started node takes part in maintenance, worker or not: a service that only uses leases or
-        // the coordination primitives must still get their rows pruned. One node at a time runs it.
-        Maintenance housekeeping = new Maintenance(Db.of(dataSource), jobStore, leases, schedules, nodes, primitives,
-                Maintenance.Config.of(timing, b.retention), nodeId, ticker);
-        Scheduler schedulerTask = new Scheduler(dataSource, schedules, jobStore, notifier, timing.pollInterval(), app,
-                appVersion, metrics);
-        // Baton's own runner: test pause points are for the application's leases, never for this one.
+        // Baton's own runners: test pause points are for the application's leases, never for these.
         Leases ownLeases = new Leases(dataSource, schema, Hooks.NONE, ticker, notifier);
-        this.maintenance = new Leadership(ownLeases, coordination, dataSource, notifier, MaintenanceTask.LEASE, nodeId,
-                b.maintenance, new MaintenanceTask(List.of(housekeeping, schedulerTask)), LeadershipListener.NONE,
-                Hooks.NONE, ticker, metrics);
-        leaderships.add(maintenance);
+        Maintenance.Config housekeeping = new Maintenance.Config(workerConfig,
+                workerConfig == null ? Set.of() : b.handlers.keySet(), b.retention);
+        // Every started node takes part in the cluster's maintenance, worker or not (a service that only uses
+        // leases or the coordination primitives must still get their rows pruned), and fires schedules.
+        Maintenance cluster = new Maintenance(Db.of(dataSource), jobStore, leases, schedules, nodes, primitives,
+                housekeeping, Set.of(Maintenance.Part.CLUSTER), nodeId, ticker);
+        Duration schedulerPoll = (workerConfig != null ? workerConfig : WorkerConfig.builder().build()).pollInterval();
+        Scheduler schedulerTask = new Scheduler(dataSource, schedules, jobStore, notifier, schedulerPoll, app,
+                appVersion, metrics);
+        upkeep.add(new Leadership(ownLeases, coordination, dataSource, notifier, MaintenanceTask.LEASE, nodeId,
+                b.maintenance, new MaintenanceTask(List.of(cluster, schedulerTask)), LeadershipListener.NONE,
+                Hooks.NONE, ticker, metrics));
+        // Job maintenance only on nodes that run a worker, with that worker's settings.
+        if (workerConfig != null) {
+            Maintenance jobUpkeep = new Maintenance(Db.of(dataSource), jobStore, leases, schedules, nodes, primitives,
+                    housekeeping, Set.of(Maintenance.Part.JOBS), nodeId, ticker);
+            upkeep.add(new Leadership(ownLeases, coordination, dataSource, notifier, Maintenance.JOBS_LEASE,
+                    nodeId, b.maintenance, jobUpkeep, LeadershipListener.NONE, Hooks.NONE, ticker, metrics));
+        }
+        leaderships.addAll(upkeep);
     }
 
     public static Builder builder(DataSource dataSource) {
@@ -185,9 +197,7 @@ public final class Baton implements AutoCloseable {
         if (worker != null) {
             worker.start();
         }
-        if (maintenance != null) {
-            maintenance.start();
-        }
+        upkeep.forEach(Leadership::start);
         started = true;
         log.info("Baton node '{}' started on schema '{}' (notifications: {})", nodeId, schema,
                 notifier.listening() ? "LISTEN" : "polling");
@@ -464,8 +474,9 @@ public final class Baton implements AutoCloseable {
         }
 
         /**
-         * How long ended lease terms, idle lease rows, departed nodes and disabled schedules are kept before
-         * the maintenance leader prunes them (finished jobs: {@link WorkerConfig#retention()}); at least
+         * How long ended lease terms, idle lease rows, departed nodes (stopped, or silent past their staleness
+         * bound, that long) and disabled schedules are kept before the maintenance leader prunes them
+         * (finished jobs: {@link WorkerConfig#retention()}); at least
          * one second (days, in production), default {@link #DEFAULT_RETENTION}. Use the same value on every node.
          */
         public Builder retention(Duration retention) {
@@ -477,7 +488,11 @@ public final class Baton implements AutoCloseable {
             return this;
         }
 
-        /** Timing of the lease under which one node runs maintenance: job rescue and pruning, and the scheduler. */
+        /**
+         * Timing of Baton's own leases: {@code baton.maintenance}, under which one node prunes the cluster's
+         * tables and fires schedules, and {@code baton.jobs.maintenance}, under which one node that runs a
+         * worker rescues expired attempts and prunes finished jobs.
+         */
         public Builder maintenance(LeadershipConfig config) {
             this.maintenance = Objects.requireNonNull(config, "maintenance");
             return this;

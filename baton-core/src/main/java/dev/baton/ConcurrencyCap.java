@@ -68,11 +68,12 @@ public final class ConcurrencyCap {
         AtomicBoolean abandoned = new AtomicBoolean();
         Coordination.Decision<Boolean> d;
         try {
-            d = coord.decide(timeout, "cap '" + name + "' for key '" + key + "'",
-                    c -> coord.db().transactionOn(c, "an admission of cap '" + name + "'", "", tx -> {
-                        // One round trip: READ COMMITTED for this transaction only, bounded waits, the lock.
-                        try (PreparedStatement ps = tx.prepareStatement(Db.READ_COMMITTED + ";\n"
-                                + coord.sql().get("cap_bounds") + ";\n" + coord.sql().get("advisory_xact_lock"))) {
+            // One transaction, in READ COMMITTED whatever the pool's default isolation (Db.transaction).
+            d = coord.decideInTransaction(timeout, "cap '" + name + "' for key '" + key + "'",
+                    tx -> {
+                        // One round trip: bounded waits for this transaction, then the lock.
+                        try (PreparedStatement ps = tx.prepareStatement(
+                                coord.sql().get("cap_bounds") + ";\n" + coord.sql().get("advisory_xact_lock"))) {
                             // The lock gives up first, so a held key reads as "refused", not as "no answer".
                             ps.setString(1, Math.max(1, bound / 2) + "ms");
                             ps.setString(2, bound + "ms");
@@ -105,7 +106,7 @@ public final class ConcurrencyCap {
                             throw new SQLException("the caller stopped waiting for this admission", "57014");
                         }
                         return true;
-                    }), abandoned);
+                    }, abandoned);
         } catch (BatonException e) {
             if (e.getCause() instanceof SQLException s && LOCK_NOT_AVAILABLE.equals(s.getSQLState())) {
                 log.debug("cap '{}': admission of key '{}' stayed locked for {}; refused", name, key, timeout);

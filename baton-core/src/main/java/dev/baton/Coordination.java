@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -22,6 +23,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
@@ -47,7 +49,6 @@ public final class Coordination {
      * included; past it, the local fallback decides (as when the database is unreachable).
      */
     public static final Duration DEFAULT_DECISION_TIMEOUT = Duration.ofSeconds(1);
-    static final int PURGE_BATCH = 1000;
     /**
      * Decisions waiting on the database at once, at most; beyond that a decision does not queue behind a
      * stalled database but falls back at once (a full pool of stuck threads means the database is not
@@ -99,15 +100,20 @@ public final class Coordination {
     }
 
     /**
-     * True for exactly one caller, across all instances, per {@code (source, deliveryId)} while the
-     * record lives ({@code ttl}); false for every duplicate. Answers within
-     * {@link #DEFAULT_DEDUPE_TIMEOUT} or applies {@link OnTimeout#ACCEPT}.
+     * True for one caller, across all instances, per {@code (source, deliveryId)} while the record lives
+     * ({@code ttl}); false for every duplicate. Answers within {@link #DEFAULT_DEDUPE_TIMEOUT} or applies
+     * {@link OnTimeout#ACCEPT} (then a delivery may be answered "first" more than once).
      */
     public boolean firstDelivery(String source, String deliveryId, Duration ttl) {
         return firstDelivery(source, deliveryId, ttl, DEFAULT_DEDUPE_TIMEOUT, OnTimeout.ACCEPT);
     }
 
-    /** {@link #firstDelivery(String, String, Duration)} with an explicit bound and timeout policy. */
+    /**
+     * {@link #firstDelivery(String, String, Duration)} with an explicit bound and timeout policy. With
+     * {@link OnTimeout#REJECT} or {@link OnTimeout#THROW} the record is committed only while the caller
+     * still waits for it; a commit that races the end of the wait by a few milliseconds can still land,
+     * and a redelivery is then called a duplicate.
+     */
     public boolean firstDelivery(String source, String deliveryId, Duration ttl, Duration timeout, OnTimeout onTimeout) {
         Identifiers.name("source", source);
         if (deliveryId == null || deliveryId.isEmpty() || deliveryId.length() > 500) {
@@ -117,8 +123,12 @@ public final class Coordination {
         requireTtl("ttl", ttl);
         Leases.requirePositive("timeout", timeout, false);
         Objects.requireNonNull(onTimeout, "onTimeout");
-        long bound = timeout.toMillis();
-        Decision<Boolean> d = decide(timeout, "dedupe of delivery '" + deliveryId + "'", c -> {
+        // The statement gives up well inside the caller's wait (which includes the wait for a connection).
+        long bound = BoundedCalls.serverMillis(timeout.toNanos());
+        String what = "dedupe of delivery '" + deliveryId + "'";
+        AtomicBoolean abandoned = new AtomicBoolean();
+        Db.Work<Boolean> record = c -> {
+            boolean first;
             try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("first_delivery"), bound)) {
                 int o = Jdbc.boundOffset(bound);
                 ps.setString(1 + o, source);
@@ -126,14 +136,24 @@ public final class Coordination {
                 ps.setLong(3 + o, ttl.toMillis());
                 ps.setString(4 + o, nodeId);
                 try (ResultSet rs = Jdbc.executeBounded(ps, bound)) {
-                    return rs.next();
+                    first = rs.next();
                 }
             }
-        }, null);
+            if (abandoned.get()) {
+                throw new SQLException("the caller stopped waiting for this dedupe", QUERY_CANCELED);
+            }
+            return first;
+        };
+        // ACCEPT: a record committed after the caller gave up is harmless (it processed the delivery as first).
+        // REJECT and THROW: the record is committed only if the caller is still waiting for it, or a
+        // redelivery would be called a duplicate of one that was never processed.
+        Decision<Boolean> d = onTimeout == OnTimeout.ACCEPT ? decide(timeout, what, record, null)
+                : decideInTransaction(timeout, what, record, abandoned);
         if (d.answered()) {
             return d.value();
         }
-        String why = d.failure() == null ? "did not answer within " + timeout : "failed (" + d.failure().getMessage() + ")";
+        String why = d.failure() == null || QUERY_CANCELED.equals(d.failure().getSQLState())
+                ? "did not answer within " + timeout : "failed (" + d.failure().getMessage() + ")";
         if (onTimeout == OnTimeout.THROW) {
             throw new BatonException("dedupe of delivery '" + deliveryId + "' from '" + source + "' " + why, d.failure());
         }
@@ -157,10 +177,19 @@ public final class Coordination {
      * set once the caller has stopped waiting, so that work still running can roll back instead of
      * committing a decision nobody will use.
      */
-    <T> Decision<T> decide(Duration timeout, String what, Db.Work<T> work, java.util.concurrent.atomic.AtomicBoolean abandoned) {
+    <T> Decision<T> decide(Duration timeout, String what, Db.Work<T> work, AtomicBoolean abandoned) {
+        return decideOn(timeout, what, () -> db.call(what, work), abandoned);
+    }
+
+    /** {@link #decide} with {@code work} in one transaction (see {@link Db#transaction}). */
+    <T> Decision<T> decideInTransaction(Duration timeout, String what, Db.Work<T> work, AtomicBoolean abandoned) {
+        return decideOn(timeout, what, () -> db.transaction(what, work), abandoned);
+    }
+
+    private <T> Decision<T> decideOn(Duration timeout, String what, Callable<T> call, AtomicBoolean abandoned) {
         Future<T> f;
         try {
-            f = decisions.submit(() -> db.call(what, work));
+            f = decisions.submit(call);
         } catch (RejectedExecutionException e) {
             return new Decision<>(false, null, new SQLException(MAX_DECISIONS_IN_FLIGHT + " decisions are already "
                     + "waiting for the database", "08000"));
@@ -312,14 +341,13 @@ public final class Coordination {
         Leases.requirePositive("lockTimeout", lockTimeout, false);
         Objects.requireNonNull(work, "work");
         List<Runnable> afterCommit = new ArrayList<>();
-        java.util.concurrent.atomic.AtomicBoolean granted = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicBoolean granted = new AtomicBoolean();
         T result;
         try {
             result = db.transaction("a claim on " + sorted, "; after-commit steps were not run", c -> {
-                // Read Committed for this transaction only (never a session-level SET, which a transaction-
-                // pooling PgBouncer would leak to other clients): each statement after the locks sees
-                // everything committed before them, whatever the pool's default isolation.
-                try (PreparedStatement ps = c.prepareStatement(Db.READ_COMMITTED + ";\n" + sql.get("lock_timeout"))) {
+                // Db.transaction runs it in READ COMMITTED whatever the pool's default isolation: each
+                // statement after the locks sees everything committed before them.
+                try (PreparedStatement ps = c.prepareStatement(sql.get("lock_timeout"))) {
                     ps.setString(1, Math.max(1, lockTimeout.toMillis()) + "ms");
                     ps.execute();
                 }
@@ -330,23 +358,17 @@ public final class Coordination {
                     }
                 }
                 granted.set(true);
-                try {
-                    return work.apply(new ClaimContext() {
-                        @Override
-                        public Connection connection() {
-                            return c;
-                        }
+                return Db.runApplicationWork("claim on " + sorted, () -> work.apply(new ClaimContext() {
+                    @Override
+                    public Connection connection() {
+                        return c;
+                    }
 
-                        @Override
-                        public void afterCommit(Runnable step) {
-                            afterCommit.add(Objects.requireNonNull(step, "step"));
-                        }
-                    });
-                } catch (RuntimeException | SQLException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new BatonException("claim on " + sorted + " failed: " + e.getMessage(), e);
-                }
+                    @Override
+                    public void afterCommit(Runnable step) {
+                        afterCommit.add(Objects.requireNonNull(step, "step"));
+                    }
+                }));
             });
         } catch (SQLException e) {
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState()) && !granted.get()) {
@@ -467,18 +489,12 @@ public final class Coordination {
         try {
             for (String stmt : List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates",
                     "purge_redemptions")) {
-                for (int i = 0; i < 20; i++) {
-                    int n = db.call("purging expired coordination rows", c -> {
-                        try (PreparedStatement ps = c.prepareStatement(sql.get(stmt))) {
-                            ps.setInt(1, PURGE_BATCH);
-                            return ps.executeUpdate();
-                        }
-                    });
-                    total += n;
-                    if (n < PURGE_BATCH) {
-                        break;
+                total += Maintenance.batches(db, "purging expired coordination rows", c -> {
+                    try (PreparedStatement ps = c.prepareStatement(sql.get(stmt))) {
+                        ps.setInt(1, Maintenance.BATCH);
+                        return ps.executeUpdate();
                     }
-                }
+                });
             }
         } catch (SQLException e) {
             throw new BatonException("purging expired coordination rows failed: " + e.getMessage(), e);

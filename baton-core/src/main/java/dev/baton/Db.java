@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.util.Map;
 import java.util.Objects;
 import java.util.WeakHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,8 +46,11 @@ final class Db {
     static final int NEWEST_TESTED_SERVER = 180000;
     /** Below 11, statements Baton uses do not exist ({@code hashtextextended}, procedures' syntax). */
     static final int OLDEST_WORKING_SERVER = 110000;
-    /** One instance per data source in this JVM, so the defaults are read once. */
-    private static final Map<DataSource, Db> INSTANCES = new WeakHashMap<>();
+    /**
+     * The defaults of each data source seen in this JVM, read once. Weak keys, and values that do not
+     * refer to their key, so a data source closed and dropped by the application is forgotten here too.
+     */
+    private static final Map<DataSource, AtomicReference<Defaults>> DEFAULTS = new WeakHashMap<>();
 
     /** Work on a connection. */
     @FunctionalInterface
@@ -62,17 +66,18 @@ final class Db {
     }
 
     private final DataSource dataSource;
-    private volatile Defaults defaults;
+    private final AtomicReference<Defaults> defaults;
 
-    private Db(DataSource dataSource) {
+    private Db(DataSource dataSource, AtomicReference<Defaults> defaults) {
         this.dataSource = dataSource;
+        this.defaults = defaults;
     }
 
-    /** The Db of {@code dataSource}, shared by every Baton component in this JVM. */
+    /** A Db of {@code dataSource}; every Db of one data source shares what was read of its defaults. */
     static Db of(DataSource dataSource) {
         Objects.requireNonNull(dataSource, "dataSource");
-        synchronized (INSTANCES) {
-            return INSTANCES.computeIfAbsent(dataSource, Db::new);
+        synchronized (DEFAULTS) {
+            return new Db(dataSource, DEFAULTS.computeIfAbsent(dataSource, k -> new AtomicReference<>()));
         }
     }
 
@@ -141,10 +146,10 @@ final class Db {
 
     /** The pool's session defaults, read from {@code c} the first time (not in a transaction of Baton's). */
     Defaults defaults(Connection c) throws SQLException {
-        Defaults d = defaults;
+        Defaults d = defaults.get();
         if (d == null) {
             d = read(c);
-            defaults = d;
+            defaults.set(d);
             if (!d.readCommitted() || !c.getAutoCommit()) {
                 log.info("data source {}: connections come with autoCommit={} and default isolation '{}'; Baton "
                         + "commits its own transactions and runs them in READ COMMITTED", dataSource.getClass().getName(),
@@ -185,8 +190,8 @@ final class Db {
         }
         if (d.serverVersion() < OLDEST_WORKING_SERVER) {
             throw new IllegalStateException("the " + role + " data source reaches PostgreSQL " + d.serverVersion() / 10000
-                    + "; Baton needs PostgreSQL " + OLDEST_SUPPORTED_SERVER / 10000 + " or later (it is tested on "
-                    + OLDEST_SUPPORTED_SERVER / 10000 + " to " + NEWEST_TESTED_SERVER / 10000 + ")");
+                    + "; Baton needs PostgreSQL " + OLDEST_WORKING_SERVER / 10000 + " or later, and is supported and "
+                    + "tested on " + OLDEST_SUPPORTED_SERVER / 10000 + " to " + NEWEST_TESTED_SERVER / 10000);
         }
         if (d.serverVersion() < OLDEST_SUPPORTED_SERVER || d.serverVersion() / 10000 > NEWEST_TESTED_SERVER / 10000) {
             log.warn("PostgreSQL {} is outside the versions Baton is tested on ({} to {}); it may work, but no test says so",
@@ -198,6 +203,20 @@ final class Db {
                     : "default_transaction_read_only = on: a replica, or a role or database set read-only")
                     + "); Baton writes leases, jobs and node heartbeats: give it a data source on the primary with "
                     + "read-write connections");
+        }
+    }
+
+    /**
+     * Runs the application's work, which may throw anything: runtime and SQL exceptions pass as they are,
+     * any other is wrapped in a {@link BatonException} that says what failed.
+     */
+    static <T> T runApplicationWork(String what, java.util.concurrent.Callable<T> work) throws SQLException {
+        try {
+            return work.call();
+        } catch (RuntimeException | SQLException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new BatonException(what + " failed: " + e.getMessage(), e);
         }
     }
 

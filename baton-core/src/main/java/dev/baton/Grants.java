@@ -34,9 +34,10 @@ import javax.crypto.spec.SecretKeySpec;
  * sessions.revokeAll(userId);                                         // "log out everywhere"
  * }</pre>
  *
- * <p>The signature (HMAC-SHA256 with the key) is checked without the database; the expiry, the revocation
- * epoch and the single use are checked when the grant is redeemed, the last two in one statement on the
- * database clock. Only the grant's id is stored, until the grant expires. Thread-safe.
+ * <p>The signature (HMAC-SHA256 with the key) is checked without the database; the revocation epoch (through
+ * the revocations' cache, within its staleness bound), the expiry and the single use when the grant is
+ * redeemed, the last two in one statement on the database clock. Only the grant's id is stored, until the
+ * grant expires. Thread-safe.
  */
 public final class Grants {
     /** The shortest key accepted: 32 bytes (256 bits), the HMAC-SHA256 block of security. */
@@ -100,11 +101,14 @@ public final class Grants {
     }
 
     /**
-     * Redeems a token: returns the grant for exactly one caller across all instances if its signature is
+     * Redeems a token: returns the grant to at most one caller across all instances, if its signature is
      * valid, it is for this purpose, it has not expired on the database clock, its subject has not been
      * revoked since it was issued (within the revocations' staleness bound), and it was not redeemed
      * before. Empty otherwise, whatever the reason (a forged, expired, revoked or replayed grant looks the
      * same to the caller).
+     *
+     * @throws UnknownOutcomeException the connection failed during COMMIT: the grant may have been redeemed
+     *                                 (a retry is then refused as a replay); ask the user to step up again
      */
     public Optional<Grant> redeem(String token) {
         Optional<Grant> verified = verify(token);
@@ -116,7 +120,8 @@ public final class Grants {
             return Optional.empty();
         }
         try {
-            boolean first = coord.db().call("redeeming a '" + purpose + "' grant", c -> {
+            boolean first = coord.db().transaction("redeeming a '" + purpose + "' grant",
+                    "; the grant may have been used: ask for a new one", c -> {
                 try (PreparedStatement ps = c.prepareStatement(coord.sql().get("redeem_grant"))) {
                     Timestamp expires = Timestamp.from(g.expiresAt());
                     ps.setString(1, purpose);

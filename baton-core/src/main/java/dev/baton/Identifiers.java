@@ -25,9 +25,10 @@ final class Identifiers {
 
     /**
      * The NOTIFY channel of {@code kind} for a (validated) schema, within PostgreSQL's identifier limit of
-     * 63 bytes: {@code <schema>.<kind>} when it fits, which every schema of up to 55 characters does;
-     * otherwise a prefix of the schema, a hash of the whole name and the kind, so that two long schemas
-     * never share a channel. Every node derives the same name.
+     * 63 bytes: {@code <schema>.<kind>} when it fits (for every kind Baton uses, any schema of up to 54
+     * characters); otherwise a prefix of the schema, a 32-bit hash of the whole name and the kind. Two long
+     * schemas with one prefix share a channel only if their hashes collide too, and then merely wake each
+     * other's nodes. Every node derives the same name.
      */
     static String channel(String schema, String kind) {
         String plain = schema + "." + kind;

@@ -87,8 +87,8 @@ final class Jdbc {
      * a transaction-local {@code statement_timeout} is set by a first statement sent in the same
      * round trip and the same implicit transaction. A client that gave up waiting (and aborted its
      * connection) can then be sure the statement does not commit later, e.g. once a lock it queued
-     * for is released. Only for connections in auto-commit mode (the setting would otherwise last
-     * for the rest of the caller's transaction). Bind the statement's own parameters from index
+     * for is released. In an explicit transaction the setting lasts until that transaction ends: use it
+     * only in Baton's own transactions, never on a caller's connection. Bind the statement's own parameters from index
      * {@code 1 + boundOffset(millis)} and read its results with {@link #executeBounded}.
      */
     static PreparedStatement prepareBounded(Connection c, String sql, long millis) throws SQLException {

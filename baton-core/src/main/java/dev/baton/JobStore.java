@@ -10,6 +10,7 @@ import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -177,7 +178,7 @@ final class JobStore {
 
     /**
      * Claims up to {@code limit} jobs of the given kinds; empty when none are ready or a racing claim won
-     * a key (on a connection in auto-commit mode; see {@link Db#callOn}).
+     * a key. One statement, run through {@link Db#callOn} (as it is, or in a transaction of its own).
      */
     List<Claimed> claim(Connection c, String queue, String[] kinds, int limit, long jobLeaseMs, String nodeId)
             throws SQLException {
@@ -387,13 +388,14 @@ final class JobStore {
 
     /**
      * Fails up to {@code limit} available jobs due for longer than {@code timeoutMs} whose kind no live
-     * node handles; returns how many.
+     * node handles (the caller's {@code ownKinds} always count as handled); returns how many.
      */
-    int failUnhandled(Connection c, long timeoutMs, int limit) throws SQLException {
+    int failUnhandled(Connection c, Collection<String> ownKinds, long timeoutMs, int limit) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("fail_unhandled"))) {
-            ps.setLong(1, timeoutMs);
-            ps.setInt(2, limit);
-            ps.setLong(3, timeoutMs);
+            ps.setArray(1, c.createArrayOf("text", ownKinds.toArray()));
+            ps.setLong(2, timeoutMs);
+            ps.setInt(3, limit);
+            ps.setLong(4, timeoutMs);
             int n = 0;
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -59,12 +59,19 @@ public final class Jobs {
         return store.enqueueOne(transaction, encode(request));
     }
 
-    /** Enqueues many jobs in one statement (one transaction); results in input order. */
+    /**
+     * Enqueues many jobs in one statement and one transaction; results in input order.
+     *
+     * @throws UnknownOutcomeException the connection failed during COMMIT: the jobs may exist (retry with
+     *                                 idempotency keys to find out without enqueuing twice)
+     */
     public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
         List<JobStore.Encoded> encoded = encodeAll(requests);
         try {
-            // One statement inserts the whole batch (atomic by itself); a lookup of existing keys may follow.
-            return db.call("a batch enqueue of " + requests.size() + " jobs", c -> store.enqueueBatch(c, encoded));
+            // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
+            // so that a failed lookup never reports as failed a batch that was committed.
+            return db.transaction("a batch enqueue of " + requests.size() + " jobs",
+                    ". Retry with the same idempotency keys to find out", c -> store.enqueueBatch(c, encoded));
         } catch (SQLException ex) {
             throw failure("batch enqueue of " + requests.size() + " jobs", ex);
         }

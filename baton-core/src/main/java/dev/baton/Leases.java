@@ -37,9 +37,6 @@ public final class Leases {
     /** SQLSTATE of idle_in_transaction_session_timeout ending a session. */
     private static final String IDLE_IN_TRANSACTION_TIMEOUT = "25P03";
 
-    /** The most entries one page of {@link #list(String, int)} returns. */
-    public static final int MAX_PAGE = 1000;
-
     private final DataSource dataSource;
     private final Db db;
     private final Sql sql;
@@ -302,7 +299,7 @@ public final class Leases {
      * The fence: verifies, inside the caller's open transaction, that {@code grant} is the lease's
      * current, unexpired grant, and locks the lease row ({@code FOR SHARE}) until that transaction
      * ends, so no takeover can commit before it. Also bounds how long the transaction may then sit
-     * idle to the grant's TTL, so a paused writer cannot block a takeover for ever.
+     * idle to the time the grant has left, so a paused writer delays a takeover by about that long at most.
      *
      * @throws LeaseLostException    if the grant is not current (roll back: write nothing)
      * @throws IllegalStateException if the connection is in auto-commit mode (the lock would end at once)
@@ -353,9 +350,9 @@ public final class Leases {
                         return result;
                     });
         } catch (UnknownOutcomeException e) {
-            throw endedByIdleTimeout(grant, e.getCause()) ? lostToIdleTimeout(grant) : e;
+            throw endedByIdleTimeout(e.getCause()) ? lostToIdleTimeout(grant) : e;
         } catch (SQLException e) {
-            if (endedByIdleTimeout(grant, e)) {
+            if (endedByIdleTimeout(e)) {
                 throw lostToIdleTimeout(grant);
             }
             throw new BatonException("fenced transaction for " + grant + " failed: " + e.getMessage(), e);
@@ -366,17 +363,11 @@ public final class Leases {
         hooks.reach(Hooks.Points.FENCE_BEFORE_CHECK);
         check(c, grant);
         hooks.reach(Hooks.Points.FENCE_AFTER_CHECK);
-        try {
-            return work.apply(c);
-        } catch (RuntimeException | SQLException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new BatonException("fenced work for " + grant + " failed: " + e.getMessage(), e);
-        }
+        return Db.runApplicationWork("fenced work for " + grant, () -> work.apply(c));
     }
 
     /** The server ended the session before COMMIT arrived: the transaction definitely rolled back. */
-    private static boolean endedByIdleTimeout(LeaseGrant grant, Throwable cause) {
+    private static boolean endedByIdleTimeout(Throwable cause) {
         for (Throwable t = cause; t != null; t = t.getCause()) {
             if (t instanceof SQLException s && IDLE_IN_TRANSACTION_TIMEOUT.equals(s.getSQLState())) {
                 return true;
@@ -414,10 +405,10 @@ public final class Leases {
      * One page of leases in name order, starting after {@code after} ({@code null} or empty for the first
      * page). The page's {@link Page#next()} is the cursor for the following one.
      *
-     * @param limit 1 to {@link #MAX_PAGE}
+     * @param limit 1 to {@link Page#MAX_LIMIT}
      */
     public Page<LeaseInfo> list(String after, int limit) {
-        Page.requireLimit(limit, MAX_PAGE);
+        Page.requireLimit(limit);
         try {
             List<LeaseInfo> out = db.call("listing leases", c -> {
                 try (PreparedStatement ps = c.prepareStatement(sql.get("list"))) {

@@ -39,6 +39,8 @@ final class NodeRegistrar {
     /** This process's registration: tells a restart of this id apart from another live process using it. */
     private final String instance = UUID.randomUUID().toString();
     private final String metaJson;
+    /** Looked up once: a slow name service must not delay every heartbeat. */
+    private final String host = hostName();
     private ScheduledExecutorService scheduler;
     /** Heartbeats run bounded (a black-holed socket must not hang them), each on a borrowed connection. */
     private final BoundedCalls calls;
@@ -85,14 +87,14 @@ final class NodeRegistrar {
         long bound = interval.toNanos();
         boolean recorded = calls.call(c -> {
             try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), BoundedCalls.serverMillis(bound))) {
-                ps.setString(1 + Jdbc.boundOffset(BoundedCalls.serverMillis(bound)), nodeId);
+                bindRegistration(ps, Jdbc.boundOffset(BoundedCalls.serverMillis(bound)));
                 try (ResultSet rs = Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound))) {
                     return rs.next();
                 }
             }
         }, bound);
         if (!recorded) {
-            log.warn("node '{}' is recorded as stopped (or missing); heartbeat not recorded", nodeId);
+            log.warn("node '{}' is recorded as stopped; heartbeat not recorded", nodeId);
         }
     }
 
@@ -110,18 +112,23 @@ final class NodeRegistrar {
             db.call("registering node '" + nodeId + "'", c -> {
                 warnIfTaken(c);
                 try (PreparedStatement ps = c.prepareStatement(sql.get("register"))) {
-                    ps.setString(1, nodeId);
-                    ps.setLong(2, interval.toMillis());
-                    ps.setInt(3, PROTOCOL_VERSION);
-                    ps.setString(4, hostName());
-                    ps.setLong(5, ProcessHandle.current().pid());
-                    ps.setString(6, metaJson);
+                    bindRegistration(ps, 0);
                     return ps.executeUpdate();
                 }
             });
         } catch (SQLException e) {
             throw new BatonException("registering node '" + nodeId + "' failed: " + e.getMessage(), e);
         }
+    }
+
+    /** Binds the parameters of the register and heartbeat statements, after {@code offset} others. */
+    private void bindRegistration(PreparedStatement ps, int offset) throws SQLException {
+        ps.setString(offset + 1, nodeId);
+        ps.setLong(offset + 2, interval.toMillis());
+        ps.setInt(offset + 3, PROTOCOL_VERSION);
+        ps.setString(offset + 4, host);
+        ps.setLong(offset + 5, ProcessHandle.current().pid());
+        ps.setString(offset + 6, metaJson);
     }
 
     /**

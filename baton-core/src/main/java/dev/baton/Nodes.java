@@ -16,8 +16,6 @@ import javax.sql.DataSource;
 
 /** The node registry: which Baton instances exist, and who owns which lease right now. Thread-safe. */
 public final class Nodes {
-    /** The most entries one page of {@link #list(String, int)} returns. */
-    public static final int MAX_PAGE = 1000;
     /** An ownership view shows at most this many nodes and this many held leases. */
     static final int VIEW_LIMIT = 1000;
 
@@ -35,10 +33,10 @@ public final class Nodes {
      * One page of registered nodes in id order, starting after {@code after} ({@code null} or empty for
      * the first page). Nodes gone for longer than the retention are pruned by the maintenance leader.
      *
-     * @param limit 1 to {@link #MAX_PAGE}
+     * @param limit 1 to {@link Page#MAX_LIMIT}
      */
     public Page<NodeInfo> list(String after, int limit) {
-        Page.requireLimit(limit, MAX_PAGE);
+        Page.requireLimit(limit);
         List<NodeInfo> rows = query("list", after == null ? "" : after, limit + 1);
         return Page.of(rows, limit, NodeInfo::id);
     }

@@ -39,7 +39,10 @@ final class Notifier implements AutoCloseable {
     private static final Duration RECONNECT_BACKOFF = Duration.ofSeconds(2);
 
     private final DataSource dataSource;
-    /** True when the data source is for LISTEN alone (a listenDataSource), so its size does not matter. */
+    /**
+     * True when the data source is Baton's own (a listenDataSource or coordinationDataSource), not the
+     * application's pool: then its size does not matter for LISTEN.
+     */
     private final boolean dedicated;
     private final String probeChannel;
     private final List<String> channels;

@@ -12,6 +12,9 @@ import java.util.function.Function;
  * @param next  the cursor of the next page; empty when this is the last page
  */
 public record Page<T>(List<T> items, Optional<String> next) {
+    /** The largest page any list call returns. */
+    public static final int MAX_LIMIT = 1000;
+
     public Page {
         items = List.copyOf(items);
     }
@@ -25,9 +28,9 @@ public record Page<T>(List<T> items, Optional<String> next) {
         return new Page<>(items, Optional.of(cursor.apply(items.get(limit - 1))));
     }
 
-    static void requireLimit(int limit, int max) {
-        if (limit < 1 || limit > max) {
-            throw new IllegalArgumentException("limit must be 1 to " + max + ", but was " + limit);
+    static void requireLimit(int limit) {
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new IllegalArgumentException("limit must be 1 to " + MAX_LIMIT + ", but was " + limit);
         }
     }
 }

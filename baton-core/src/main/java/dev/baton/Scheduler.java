@@ -90,6 +90,7 @@ final class Scheduler implements LeaderTask {
         int total = 0;
         while (true) {
             List<Due> due = due();
+            boolean skipped = false;
             for (Due d : due) {
                 try {
                     total += fire(d);
@@ -99,15 +100,29 @@ final class Scheduler implements LeaderTask {
                     if (Jdbc.isConnectionFailure(e)) {
                         throw e;
                     }
+                    if (transientFailure(e)) {
+                        // A deadlock, serialization failure, lock or statement timeout: the database's moment,
+                        // not this schedule's fault. Not recorded as failing; the next pass fires it.
+                        log.warn("schedule '{}' did not fire this pass ({}); retrying at the next", d.name(),
+                                e.getMessage());
+                        skipped = true;
+                        continue;
+                    }
                     failed(d, e);
                 } catch (RuntimeException e) {
                     failed(d, e);
                 }
             }
-            if (due.size() < BATCH) {
+            if (due.size() < BATCH || skipped) { // a skipped schedule is still due: leave it to the next pass
                 return total;
             }
         }
+    }
+
+    /** SQLSTATE classes and codes a retry can clear: 40 (serialization, deadlock), lock and statement timeouts. */
+    static boolean transientFailure(SQLException e) {
+        String state = e.getSQLState();
+        return state != null && (state.startsWith("40") || state.equals("55P03") || state.equals("57014"));
     }
 
     /** Records that {@code d} could not fire; it is retried after a backoff, never in the way of the others. */
@@ -193,77 +208,75 @@ final class Scheduler implements LeaderTask {
     /** The firing transaction: the jobs of the due instants, then the compare-and-set of next_run_at. */
     private Fired fireIn(Due d, Schedule def) throws SQLException {
         return db.transaction("firing schedule '" + d.name() + "'", c -> {
-            {
-                Instant now = Schedules.dbNow(c);
-                List<Instant> instants = new ArrayList<>();
-                Instant t = d.nextRunAt();
-                boolean truncated = false;
-                while (!t.isAfter(now)) {
-                    if (instants.size() == MAX_INSTANTS) {
-                        truncated = true;
-                        break;
-                    }
-                    instants.add(t);
-                    Optional<Instant> n = def.nextAfter(t);
-                    if (n.isEmpty()) {
-                        t = NEVER;
-                        break;
-                    }
-                    t = n.get();
+            Instant now = Schedules.dbNow(c);
+            List<Instant> instants = new ArrayList<>();
+            Instant t = d.nextRunAt();
+            boolean truncated = false;
+            while (!t.isAfter(now)) {
+                if (instants.size() == MAX_INSTANTS) {
+                    truncated = true;
+                    break;
                 }
-                Instant next = truncated ? def.nextAfter(now).orElse(NEVER) : t;
-                Instant missedBefore = now.minusMillis(d.thresholdMs());
-                List<Instant> missed = new ArrayList<>();
-                List<Instant> timely = new ArrayList<>();
-                for (Instant i : instants) {
-                    (i.isBefore(missedBefore) ? missed : timely).add(i);
+                instants.add(t);
+                Optional<Instant> n = def.nextAfter(t);
+                if (n.isEmpty()) {
+                    t = NEVER;
+                    break;
                 }
-                List<Instant> fire = new ArrayList<>();
-                switch (d.misfire()) {
-                    case "skip" -> fire.addAll(timely);
-                    case "catch_up" -> {
-                        fire.addAll(missed.subList(Math.max(0, missed.size() - d.catchUpLimit()), missed.size()));
-                        fire.addAll(timely);
-                    }
-                    default -> { // run_once
-                        if (timely.isEmpty() && !missed.isEmpty()) {
-                            fire.add(missed.get(missed.size() - 1));
-                        }
-                        fire.addAll(timely);
-                    }
-                }
-                long dropped = instants.size() - fire.size() + (truncated ? 1 : 0);
-                Long lastJob = null;
-                for (Instant due : fire) {
-                    JobRequest r = JobRequest.of(d.jobKind(), null).queue(d.queue()).priority(d.priority())
-                            .maxAttempts(d.maxAttempts()).idempotencyKey(Schedule.idempotencyKey(d.name(), due));
-                    if (!d.allowOverlap()) {
-                        r = r.concurrencyKey("schedule:" + d.name());
-                    }
-                    lastJob = jobStore.enqueueOne(c, new JobStore.Encoded(r, d.payload())).id();
-                }
-                int advanced;
-                try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("advance"))) {
-                    ps.setTimestamp(1, Timestamp.from(next));
-                    ps.setTimestamp(2, fire.isEmpty() ? null : Timestamp.from(fire.get(fire.size() - 1)));
-                    if (lastJob == null) {
-                        ps.setNull(3, java.sql.Types.BIGINT);
-                    } else {
-                        ps.setLong(3, lastJob);
-                    }
-                    ps.setLong(4, dropped);
-                    ps.setLong(5, dropped);
-                    ps.setString(6, d.name());
-                    ps.setTimestamp(7, Timestamp.from(d.nextRunAt()));
-                    advanced = ps.executeUpdate();
-                }
-                if (advanced == 0) {
-                    // Another scheduler fired this instant first: undo the enqueues (they would be
-                    // duplicates of its, by idempotency key, but there is no reason to keep them).
-                    throw new LostRace();
-                }
-                return new Fired(fire, now, dropped);
+                t = n.get();
             }
+            Instant next = truncated ? def.nextAfter(now).orElse(NEVER) : t;
+            Instant missedBefore = now.minusMillis(d.thresholdMs());
+            List<Instant> missed = new ArrayList<>();
+            List<Instant> timely = new ArrayList<>();
+            for (Instant i : instants) {
+                (i.isBefore(missedBefore) ? missed : timely).add(i);
+            }
+            List<Instant> fire = new ArrayList<>();
+            switch (d.misfire()) {
+                case "skip" -> fire.addAll(timely);
+                case "catch_up" -> {
+                    fire.addAll(missed.subList(Math.max(0, missed.size() - d.catchUpLimit()), missed.size()));
+                    fire.addAll(timely);
+                }
+                default -> { // run_once
+                    if (timely.isEmpty() && !missed.isEmpty()) {
+                        fire.add(missed.get(missed.size() - 1));
+                    }
+                    fire.addAll(timely);
+                }
+            }
+            long dropped = instants.size() - fire.size() + (truncated ? 1 : 0);
+            Long lastJob = null;
+            for (Instant due : fire) {
+                JobRequest r = JobRequest.of(d.jobKind(), null).queue(d.queue()).priority(d.priority())
+                        .maxAttempts(d.maxAttempts()).idempotencyKey(Schedule.idempotencyKey(d.name(), due));
+                if (!d.allowOverlap()) {
+                    r = r.concurrencyKey("schedule:" + d.name());
+                }
+                lastJob = jobStore.enqueueOne(c, new JobStore.Encoded(r, d.payload())).id();
+            }
+            int advanced;
+            try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("advance"))) {
+                ps.setTimestamp(1, Timestamp.from(next));
+                ps.setTimestamp(2, fire.isEmpty() ? null : Timestamp.from(fire.get(fire.size() - 1)));
+                if (lastJob == null) {
+                    ps.setNull(3, java.sql.Types.BIGINT);
+                } else {
+                    ps.setLong(3, lastJob);
+                }
+                ps.setLong(4, dropped);
+                ps.setLong(5, dropped);
+                ps.setString(6, d.name());
+                ps.setTimestamp(7, Timestamp.from(d.nextRunAt()));
+                advanced = ps.executeUpdate();
+            }
+            if (advanced == 0) {
+                // Another scheduler fired this instant first: undo the enqueues (they would be
+                // duplicates of its, by idempotency key, but there is no reason to keep them).
+                throw new LostRace();
+            }
+            return new Fired(fire, now, dropped);
         });
     }
 

@@ -26,8 +26,6 @@ import org.slf4j.LoggerFactory;
 public final class Schedules {
     private static final Logger log = LoggerFactory.getLogger(Schedules.class);
 
-    /** The most entries one page of {@link #list(String, int)} returns. */
-    public static final int MAX_PAGE = 1000;
 
     private final Db db;
     private final Sql sql;
@@ -62,10 +60,10 @@ public final class Schedules {
      * the first page), each with its next run, last run, the last run's job state, and whether it is
      * failing to fire.
      *
-     * @param limit 1 to {@link #MAX_PAGE}
+     * @param limit 1 to {@link Page#MAX_LIMIT}
      */
     public Page<ScheduleInfo> list(String after, int limit) {
-        Page.requireLimit(limit, MAX_PAGE);
+        Page.requireLimit(limit);
         try {
             List<ScheduleInfo> rows = db.call("listing schedules", c -> {
                 try (PreparedStatement ps = c.prepareStatement(sql.get("list"))) {
@@ -123,21 +121,19 @@ public final class Schedules {
     }
 
     private EnqueueResult triggerOn(Connection c, String name) throws SQLException {
-        {
-            try (PreparedStatement ps = c.prepareStatement(sql.get("job_of"))) {
-                ps.setString(1, name);
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) {
-                        throw new IllegalArgumentException("no schedule named '" + name + "'");
-                    }
-                    JobRequest r = JobRequest.of(rs.getString(1), null).queue(rs.getString(2)).priority(rs.getInt(4))
-                            .maxAttempts(rs.getInt(5))
-                            .idempotencyKey("schedule:" + name + ":manual:" + rs.getTimestamp(7).toInstant());
-                    if (!rs.getBoolean(6)) {
-                        r = r.concurrencyKey("schedule:" + name);
-                    }
-                    return jobStore.enqueueOne(c, new JobStore.Encoded(r, rs.getString(3)));
+        try (PreparedStatement ps = c.prepareStatement(sql.get("job_of"))) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new IllegalArgumentException("no schedule named '" + name + "'");
                 }
+                JobRequest r = JobRequest.of(rs.getString(1), null).queue(rs.getString(2)).priority(rs.getInt(4))
+                        .maxAttempts(rs.getInt(5))
+                        .idempotencyKey("schedule:" + name + ":manual:" + rs.getTimestamp(7).toInstant());
+                if (!rs.getBoolean(6)) {
+                    r = r.concurrencyKey("schedule:" + name);
+                }
+                return jobStore.enqueueOne(c, new JobStore.Encoded(r, rs.getString(3)));
             }
         }
     }

@@ -22,10 +22,12 @@ final class SchemaMigrator {
     static final int CURRENT_VERSION = SCRIPTS.size();
     /**
      * Per script, the oldest schema version whose code can still run against the schema it leaves (an
-     * additive script keeps the previous version's code working). Recorded from version 5 on, so that a
-     * node of an older version started during a rolling deploy is not refused a schema it can use.
+     * additive script keeps the previous version's code working), so that a node of an older version
+     * started during a rolling deploy is not refused a schema it can use. Recorded from version 5 on and
+     * read by code of version 5 and later: code before version 5 refuses any newer schema, and version 5
+     * itself needs version 5 code (older code would create a pruned lease again at generation 1).
      */
-    static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 4, 5);
+    static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 5, 5);
 
     private SchemaMigrator() {}
 

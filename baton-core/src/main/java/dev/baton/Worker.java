@@ -119,11 +119,12 @@ final class Worker {
 
     /**
      * Graceful stop: no new claims; running jobs get the drain timeout to finish; those still running
-     * then are told to stop (flag and interrupt). An attempt is released for other nodes (not counted
-     * as an attempt) only once its handler has returned: a handler that ignores the interrupt keeps its
-     * attempt, and with it its concurrency key, until it returns or its lease expires on the database
-     * clock, so no other node runs the job (or another job of its key) while it still runs here.
-     * Outcomes are flushed. Returns when done.
+     * then are told to stop (flag and interrupt) and get a short grace. An attempt is released for other
+     * nodes (not counted as an attempt) only once its handler has returned. A handler still running after
+     * the grace keeps its attempt, and with it its concurrency key, until the attempt's lease expires on
+     * the database clock (it is no longer renewed), so no other node runs the job (or another job of its
+     * key) before then; the job is then rescued, counted as a stall, and whatever the handler does after
+     * this method returned is not recorded. Outcomes are flushed. Returns when done.
      */
     synchronized void stop() {
         if (stopped) {
@@ -140,7 +141,7 @@ final class Worker {
                         + "once its handler returns", a.job.id(), a.job.attempt());
             }
         }
-        // Heartbeats go on meanwhile, so the stopped attempts keep their leases while they wind down.
+        // Stopped attempts are no longer renewed; the grace is far shorter than their leases.
         long grace = ticker.getAsLong() + STOP_GRACE_NANOS;
         for (QueueRunner q : queues) {
             q.awaitIdle(grace);
@@ -148,8 +149,8 @@ final class Worker {
         for (RunningAttempt a : running.values()) {
             if (!a.finished) {
                 log.warn("job {} (attempt {}): its handler ignored the stop and still runs; the attempt keeps the job "
-                        + "(and its concurrency key) until the handler returns or its lease expires on the database "
-                        + "clock (within {}), then the job is rescued", a.job.id(), a.job.attempt(), config.jobLease());
+                        + "(and its concurrency key) until its lease expires on the database clock (within {}), then "
+                        + "the job is rescued (counted as a stall)", a.job.id(), a.job.attempt(), config.jobLease());
             }
         }
         stopped = true;
@@ -939,7 +940,7 @@ final class Worker {
                         throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id()
                                 + " is no longer current (rescued, cancelled or finished); nothing was written");
                     }
-                    T r = FencedWork.run(work, c, "the transaction of job " + job.id());
+                    T r = Db.runApplicationWork("the transaction of job " + job.id(), () -> work.apply(c));
                     store.complete(c, new long[] {job.id()}, new long[] {job.token()});
                     hooks.reach(Hooks.Points.JOB_TX_BEFORE_COMMIT);
                     return r;

@@ -115,7 +115,7 @@ class ConnectionLossTest extends LeadershipDbTest {
     @Test
     void L07_terminatedBackendNextRenewalMatchesTheRowOrFails() throws Exception {
         HikariDataSource coord = coordinationPool();
-        Baton a = start(nodeBuilder("l07-a", pool).coordinationDataSource(coord).listenDataSource(pool));
+        Baton a = start(nodeBuilder("l07-a", nodePool("l07-a")).coordinationDataSource(coord).listenDataSource(pool));
         Recorder ra = new Recorder();
         Leadership runner = a.leadership(NAME, fastLeadership(), idleTask(), ra).start();
         LeaseGrant g = ra.awaitElected().grant();
@@ -173,8 +173,8 @@ class ConnectionLossTest extends LeadershipDbTest {
         createLedger();
         HikariDataSource coord = coordinationPool();
         SuspendableTicker ticker = new SuspendableTicker();
-        Baton a = nodeWithTicker(nodeBuilder("l07b-a", pool).coordinationDataSource(coord).listenDataSource(pool), ticker);
-        Baton b = start(nodeBuilder("l07b-b", pool));
+        Baton a = nodeWithTicker(nodeBuilder("l07b-a", nodePool("l07b-a")).coordinationDataSource(coord).listenDataSource(pool), ticker);
+        Baton b = start(nodeBuilder("l07b-b", nodePool("l07b-b")));
         Recorder ra = new Recorder();
         Recorder rb = new Recorder();
         AtomicInteger written = new AtomicInteger();

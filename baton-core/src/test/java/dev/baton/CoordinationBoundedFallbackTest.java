@@ -13,8 +13,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * P04's bound: while the application's pool is exhausted (its own connection timeout 30 s, Hikari's
- * default), a concurrency cap, a rate limiter and delivery dedupe still answer within their decision
- * timeout (1 s by default) by their fallback, instead of waiting for the pool to give up.
+ * default), a concurrency cap, a rate limiter and delivery dedupe answer by their fallback after their
+ * decision timeout (1 s by default), instead of waiting for the pool to give up. The test checks the
+ * answer comes well before the pool's timeout (it allows 10 s), not how fast: speed is not asserted here.
  */
 class CoordinationBoundedFallbackTest extends DbTest {
 
@@ -24,7 +25,7 @@ class CoordinationBoundedFallbackTest extends DbTest {
      * timeout, and the bounded get of its result (10 s) timed out.
      */
     @Test
-    void P04_fallbacksAnswerWithinTheirDecisionTimeoutWhileThePoolIsExhausted() throws Exception {
+    void P04_fallbacksAnswerWithoutWaitingForAnExhaustedPoolsConnectionTimeout() throws Exception {
         HikariConfig cfg = new HikariConfig();
         cfg.setJdbcUrl(PG.jdbcUrl());
         cfg.setPoolName("p04-exhausted-" + schema);

@@ -10,7 +10,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -76,7 +78,7 @@ abstract class DbTest {
                 .testHooks(points::reach).ticker(ticker).build()).start();
     }
 
-    /** The cluster's housekeeping run by hand on the application pool, as the maintenance leader runs it. */
+    /** Both parts of the housekeeping run by hand on the application pool, as the maintenance leaders run them. */
     protected Maintenance maintenance(WorkerConfig config, String nodeId) {
         return maintenance(config, nodeId, new JobStore(schema));
     }
@@ -90,10 +92,17 @@ abstract class DbTest {
     }
 
     private Maintenance maintenance(WorkerConfig config, String nodeId, JobStore store, Duration retention) {
+        return maintenance(config, nodeId, store, retention, Set.of(), System::nanoTime);
+    }
+
+    /** ... of a node that handles {@code ownKinds}, on {@code ticker}'s time. */
+    protected Maintenance maintenance(WorkerConfig config, String nodeId, JobStore store, Duration retention,
+                                      Set<String> ownKinds, LongSupplier ticker) {
         Jobs jobs = new Jobs(appPool, store, PayloadCodec.jackson(), WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES);
         return new Maintenance(Db.of(appPool), store, leases, new Schedules(appPool, schema, store, jobs),
                 new Nodes(appPool, schema, leases), new Coordination(appPool, schema, leases, nodeId, System::nanoTime),
-                Maintenance.Config.of(config, retention), nodeId, System::nanoTime);
+                new Maintenance.Config(config, ownKinds, retention), EnumSet.allOf(Maintenance.Part.class), nodeId,
+                ticker);
     }
 
     /** Short timings for tests: L = 1 s, R = 200 ms (L/2 = 500 ms > 2R = 400 ms). */

@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -75,7 +76,11 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
         assertThat(count("SELECT count(*) FROM " + schema + ".rate_limit")).isEqualTo(1);
     }
 
-    /** L18 on that pool: withLease from 6 threads of one node has one holder at a time. */
+    /**
+     * L18 on that pool: withLease from 6 threads of one node has one holder at a time. Protection removed
+     * and seen failing: the per-acquisition re-grant (LeaseInProcessTest's): the five other threads were
+     * let in beside the first ("most" was 6).
+     */
     @Test
     void E04_withLeaseFromSixThreadsHasOneHolderOnAJpaTunedPool() throws Exception {
         Baton node = start(nodeBuilder("e04-lease", userPool("e04-lease")));
@@ -110,14 +115,21 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
     }
 
     /**
-     * Protection removed and seen failing: {@code withClaimLock} switching isolation with
+     * Checked two ways: the calls Baton makes on the connections (a session-level isolation change, a
+     * connection given back with another auto-commit mode), and, on a direct connection to the server,
+     * every setting the session itself changed and every LISTEN left behind, compared before and after.
+     * Protections removed and seen failing: {@code withClaimLock} switching isolation with
      * {@code Connection.setTransactionIsolation} (a session-level SET that a transaction-pooling PgBouncer
-     * leaks to other clients) and restoring it afterwards, as before E04: the recorder saw the call.
+     * leaks to other clients) and restoring it afterwards, as before E04: the recorder saw the call; the
+     * fence's {@code set_config('idle_in_transaction_session_timeout', ..., true)} made session-wide
+     * ({@code false}): the connection came back with the setting changed.
      */
     @Test
     void E04_batonLeavesNoSessionStateOnTheConnectionsItBorrows() throws Exception {
         createLedger();
-        Recording spy = new Recording(userPool("e04-spy"));
+        HikariDataSource app = userPool("e04-spy");
+        Map<Integer, List<String>> before = sessionState(app);
+        Recording spy = new Recording(app);
         DataSource ds = spy.ds;
         Baton node = start(nodeBuilder("e04-spy", ds).notifications(NotificationMode.POLL)
                 .worker(fastWorker("default", 2).build())
@@ -138,8 +150,54 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
 
         assertThat(spy.violations).as("session state changed and not restored").isEmpty();
         assertThat(spy.borrowed.get()).isGreaterThan(10);
+        if (!PG.pooled()) { // through a transaction pooler a client connection has no server session of its own
+            Map<Integer, List<String>> after = sessionState(app);
+            assertThat(after.keySet()).as("the same server sessions").isEqualTo(before.keySet());
+            assertThat(after).as("settings and LISTENs of each session, before and after").isEqualTo(before);
+        }
     }
 
+    /**
+     * Per server session of the pool (its backend pid), the settings the session changed itself
+     * ({@code source = 'session'}) and its LISTEN channels: all of the pool's connections at once.
+     */
+    private static Map<Integer, List<String>> sessionState(HikariDataSource pool) throws SQLException {
+        Map<Integer, List<String>> state = new java.util.TreeMap<>();
+        List<Connection> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < pool.getMaximumPoolSize(); i++) {
+                Connection c = pool.getConnection();
+                held.add(c);
+                List<String> rows = new ArrayList<>();
+                // transaction_* describe the current transaction (set from the defaults at its start), not the session.
+                try (var rs = c.createStatement().executeQuery("SELECT name || '=' || setting FROM pg_settings "
+                        + "WHERE source = 'session' AND name NOT LIKE 'transaction\\_%' UNION ALL SELECT 'LISTEN ' || ch FROM pg_listening_channels() ch "
+                        + "ORDER BY 1")) {
+                    while (rs.next()) {
+                        rows.add(rs.getString(1));
+                    }
+                }
+                int pid;
+                try (var rs = c.createStatement().executeQuery("SELECT pg_backend_pid()")) {
+                    rs.next();
+                    pid = rs.getInt(1);
+                }
+                c.rollback(); // the pool lends with autoCommit=false: end the reads' transaction
+                state.put(pid, rows);
+            }
+        } finally {
+            for (Connection c : held) {
+                c.close();
+            }
+        }
+        return state;
+    }
+
+    /**
+     * Protection removed and seen failing: the read-only check of {@code Db.requireWritable}: the start
+     * failed later, in the migration, with "cannot execute CREATE SCHEMA in a read-only transaction", and
+     * without the reason the message assertions failed.
+     */
     @Test
     void E04_aPoolOfReadOnlyConnectionsIsRefusedAtStartWithTheReason() {
         HikariConfig cfg = userConfig("e04-read-only");

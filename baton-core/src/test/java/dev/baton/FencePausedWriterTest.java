@@ -32,7 +32,9 @@ class FencePausedWriterTest extends DbTest {
      * failed. (A first version of this test read the takeover's time from its grant, which the acquire
      * statement then stamped before waiting for the row: it passed with the protection removed. The
      * statement now locks the row first and stamps after the wait, and the test also reads the database
-     * clock once the takeover has returned.)
+     * clock once the takeover has returned.) The comparison is between two protocol bounds, not a speed
+     * figure: with the old bound no takeover could come before fence + TTL (2 s after the fence), with
+     * the new one it comes at the lease's expiry, 0.5 s after the fence, plus a poll: 1.5 s of slack.
      */
     @Test
     void L05_aWriterPausedInsideItsFencedTransactionDelaysATakeoverOnlyUntilItsLeaseRunsOut() throws Exception {

@@ -35,8 +35,8 @@ class HandoffTest extends LeadershipDbTest {
                 + "back to polling there; see E01_pooledModeFallsBackToPolling)");
         String appB = "l09-b-" + schema;
         HikariDataSource bCoord = pool("l09-b-coord", withParam(PG.jdbcUrl(), "ApplicationName=" + appB), 3);
-        Baton a = start(nodeBuilder("l09-a", pool));
-        Baton b = start(nodeBuilder("l09-b", pool).coordinationDataSource(bCoord));
+        Baton a = start(nodeBuilder("l09-a", nodePool("l09-a")));
+        Baton b = start(nodeBuilder("l09-b", nodePool("l09-b")).coordinationDataSource(bCoord));
         assertThat(b.notificationsActive()).isTrue();
         Recorder ra = new Recorder();
         Recorder rb = new Recorder();
@@ -79,6 +79,8 @@ class HandoffTest extends LeadershipDbTest {
     @Test
     void E01_pooledModeFallsBackToPolling() throws Exception {
         Assumptions.assumeTrue(PG.pooled(), "only meaningful through a transaction pooler (BATON_POOLED=transaction)");
+        // The test pool (12 connections) in every profile: AUTO listens only from a pool of 4 or more, and this
+        // test is about what AUTO decides from the server's behaviour, not from the pool's size.
         Baton a = start(nodeBuilder("e01-a", pool).notifications(NotificationMode.AUTO));
         Baton b = start(nodeBuilder("e01-b", pool).notifications(NotificationMode.AUTO));
         assertThat(a.notificationsActive()).isFalse();

@@ -122,6 +122,7 @@ class IdentifierLimitsTest extends LeadershipDbTest {
         assertThat(c.fallbacks()).isZero();
     }
 
+    /** One past each limit: refused where it is declared, naming the limit (bad input, changes nothing). */
     @Test
     void E05_valuesPastTheLimitsAreRefusedWhereTheyAreDeclared() {
         assertThatThrownBy(() -> Baton.builder(appPool).schema("s".repeat(64)))

@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -73,6 +75,69 @@ class JobBadInputTest extends JobBehaviourTestBase {
         });
         assertThat(failed.payloadJson()).as("nothing lost: the payload is kept").contains("from a newer release");
         assertThat(maintenance.failUnhandledOnce()).isZero();
+    }
+
+    /**
+     * After an outage every heartbeat looks stale for a while, so "no live node handles the kind" must not
+     * be concluded from the node table alone. The kinds of the node running maintenance always count as
+     * handled, and a maintenance term fails jobs of unhandled kinds only after watching for the whole
+     * timeout. Protections removed and seen failing: the own-kinds condition of fail_unhandled
+     * ({@code k.kind <> ALL (?)} dropped): the job of the maintenance node's own kind was failed; the watch
+     * in {@code Maintenance.run} (failUnhandledOnce at every pass): the job was failed in the first pass.
+     */
+    @Test
+    void J09_aBacklogIsNotFailedAsUnhandledWhenEveryHeartbeatLooksStale() throws Exception {
+        Jobs jobs = Baton.builder(appPool).schema(schema).build().jobs(); // no node is live at all
+        long order = jobs.enqueue(JobRequest.of("order", new Order("o1", 1))).id();
+        long other = jobs.enqueue(JobRequest.of("report", new Item("r1"))).id();
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count("SELECT count(*) FROM "
+                + schema + ".job WHERE run_at < clock_timestamp() - interval '300 ms'") == 2);
+        WorkerConfig config = fastWorker("default", 1).unhandledKindTimeout(Duration.ofMillis(300)).build();
+
+        // A maintenance term that has just begun: it watches first.
+        AtomicLong clock = new AtomicLong();
+        Maintenance term = maintenance(config, "j09-maintenance", new JobStore(schema), Baton.DEFAULT_RETENTION,
+                Set.of("order"), clock::get);
+        term.run(passes(1, clock, Duration.ofMillis(100)));
+        assertThat(row(order).state()).as("not failed by a term that has not watched for the timeout").isEqualTo("available");
+        assertThat(row(other).state()).isEqualTo("available");
+
+        // Watched long enough: the kind it handles itself stays, the other fails.
+        term.run(passes(2, clock, Duration.ofMillis(400)));
+        assertThat(row(order).state()).as("the maintenance node's own kind").isEqualTo("available");
+        assertThat(row(other).state()).isEqualTo("failed");
+    }
+
+    /** A leader context that ends the term after {@code n} passes, moving {@code clock} on by {@code step} each. */
+    private static LeaderContext passes(int n, AtomicLong clock, Duration step) {
+        AtomicInteger left = new AtomicInteger(n);
+        return new LeaderContext() {
+            @Override
+            public LeaseGrant grant() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public void check(java.sql.Connection transaction) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public <T> T fenced(FencedWork<T> work) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public boolean isCancelled() {
+                return left.get() <= 0;
+            }
+
+            @Override
+            public boolean awaitCancellation(Duration timeout) {
+                clock.addAndGet(step.toNanos());
+                return left.decrementAndGet() <= 0;
+            }
+        };
     }
 
     /** A node row as a node of an older version writes it: live, no "kinds" in its metadata. */

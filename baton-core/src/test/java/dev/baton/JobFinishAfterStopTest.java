@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
  * normally without having seen the stop (it never found {@code isCancelled()} true nor
  * {@code awaitCancellation} returning early, and its interrupt is still pending) finished its work before
  * noticing: the attempt is recorded as succeeded and the job is not run again. One that saw the stop and
- * returned, or threw, ends as the stop says: cancelled, or a timeout failure retried by its policy.
+ * returned, or threw, ends as the stop says: cancelled, or a timeout failure retried by its policy (FAULTS.md
+ * J11, the handler that sees the cancellation, is JobCancelTest's).
  */
 class JobFinishAfterStopTest extends JobBehaviourTestBase {
 
@@ -31,7 +32,7 @@ class JobFinishAfterStopTest extends JobBehaviourTestBase {
      * finished just after its timeout was recorded as a timeout, retried and run again (attempt 2).
      */
     @Test
-    void J11_aHandlerThatFinishesJustAfterItsTimeoutSucceedsAndIsNotRunAgain() throws Exception {
+    void aHandlerThatFinishesJustAfterItsTimeoutSucceedsAndIsNotRunAgain() throws Exception {
         Baton node = start(nodeBuilder("t-node").worker(fastWorker("default", 2).build())
                 .handle("unaware", Item.class, (item, ctx) -> workUntilInterrupted())
                 .handle("aware", Item.class, (item, ctx) -> ctx.awaitCancellation(handlerWait())));
@@ -51,7 +52,7 @@ class JobFinishAfterStopTest extends JobBehaviourTestBase {
      * it never looked at was recorded as cancelled although its work was done.
      */
     @Test
-    void J11_aHandlerThatFinishesJustAfterACancelRequestItDidNotSeeSucceeds() throws Exception {
+    void aHandlerThatFinishesJustAfterACancelRequestItDidNotSeeSucceeds() throws Exception {
         CountDownLatch started = new CountDownLatch(2);
         Baton node = start(nodeBuilder("c-node").worker(fastWorker("default", 2).build())
                 .handle("unaware", Item.class, (item, ctx) -> {

@@ -31,7 +31,7 @@ class JobHeartbeatLockTest extends DbTest {
         CountDownLatch bRunning = new CountDownLatch(1);
         AtomicBoolean bCancelled = new AtomicBoolean();
         Duration lease = Duration.ofMillis(1200);
-        Baton b = closeLater(Baton.builder(pool).schema(schema).nodeId("w").testHooks(points::reach)
+        Baton b = closeLater(Baton.builder(appPool).schema(schema).nodeId("w").testHooks(points::reach)
                 .worker(WorkerConfig.builder().queue("default", 4).jobLease(lease)
                         .heartbeatInterval(Duration.ofMillis(150)).pollInterval(Duration.ofMillis(50))
                         .drainTimeout(Duration.ZERO).build())

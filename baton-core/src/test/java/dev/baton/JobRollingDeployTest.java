@@ -60,7 +60,7 @@ class JobRollingDeployTest extends JobBehaviourTestBase {
      * dropped, as before): retrying a job at 1000 attempts broke the {@code max_attempts} check and threw.
      */
     @Test
-    void J16_retryAtTheAttemptCeilingRunsOnceMore() throws Exception {
+    void retryAtTheAttemptCeilingRunsOnceMore() throws Exception {
         Jobs jobs = jobsClient();
         long id = jobs.enqueue(JobRequest.of("flaky", new Item("f")).maxAttempts(JobRequest.MAX_ATTEMPTS_LIMIT)).id();
         try (Connection c = pool.getConnection();

@@ -16,7 +16,7 @@ class JobsSmokeTest extends DbTest {
     @Test
     void enqueuedJobsRunAndSucceed() throws Exception {
         Set<String> seen = ConcurrentHashMap.newKeySet();
-        Baton b = closeLater(Baton.builder(pool).schema(schema).nodeId("w1")
+        Baton b = closeLater(Baton.builder(appPool).schema(schema).nodeId("w1")
                 .worker(WorkerConfig.builder().queue("default", 4).jobLease(Duration.ofSeconds(2))
                         .heartbeatInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(100)).build())
                 .handle("greet", Greeting.class, (g, ctx) -> seen.add(g.name()))
@@ -39,7 +39,7 @@ class JobsSmokeTest extends DbTest {
     @Test
     void failingHandlerIsRetriedThenFailsWithEveryErrorKept() throws Exception {
         java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
-        Baton b = closeLater(Baton.builder(pool).schema(schema).nodeId("w1")
+        Baton b = closeLater(Baton.builder(appPool).schema(schema).nodeId("w1")
                 .worker(WorkerConfig.builder().queue("default", 2).jobLease(Duration.ofSeconds(2))
                         .heartbeatInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(50)).build())
                 .handle("boom", Greeting.class, (g, ctx) -> {

@@ -58,7 +58,7 @@ class LeaderKillTest extends LeadershipDbTest {
             return i.generation() == g && i.renewedAt().isAfter(i.acquiredAt());
         });
 
-        Baton b = start(nodeBuilder("l08-b", pool));
+        Baton b = start(nodeBuilder("l08-b", nodePool("l08-b")));
         Recorder rb = new Recorder();
         b.leadership(NAME, LeaderProcess.CONFIG, idleTask(), rb).start();
 

@@ -34,6 +34,14 @@ abstract class LeadershipDbTest extends DbTest {
                 .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO);
     }
 
+    /**
+     * A pool of the node's own, as each instance of a service has one; configured as applications
+     * configure theirs in the CI mode {@code BATON_POOL_PROFILE=user} (FAULTS.md E04). Closed after the test.
+     */
+    protected HikariDataSource nodePool(String id) {
+        return closeLater(PG.newApplicationPool(id + "-" + schema, 6));
+    }
+
     protected Baton nodeWithTicker(Baton.Builder builder, LongSupplier ticker) {
         return closeLater(builder.ticker(ticker).build()).start();
     }

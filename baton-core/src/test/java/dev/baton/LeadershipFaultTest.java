@@ -61,7 +61,7 @@ class LeadershipFaultTest extends LeadershipDbTest {
         HikariDataSource aMain = pool("l06-a-main", via, 4, Duration.ofSeconds(1));
         HikariDataSource aCoord = pool("l06-a-coord", via, 4, Duration.ofSeconds(1));
         Baton a = start(nodeBuilder("l06-a", aMain).coordinationDataSource(aCoord));
-        Baton b = start(nodeBuilder("l06-b", pool));
+        Baton b = start(nodeBuilder("l06-b", nodePool("l06-b")));
         Recorder ra = new Recorder();
         Recorder rb = new Recorder();
         a.leadership(NAME, fastLeadership(), idleTask(), ra).start();
@@ -113,7 +113,7 @@ class LeadershipFaultTest extends LeadershipDbTest {
         // must not hold Hikari's single connection-adder thread (and so the pool) for ever.
         HikariDataSource aCoord = pool("l06-leak-coord", withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()),
                 "connectTimeout=2&loginTimeout=2"), 3, Duration.ofSeconds(1));
-        Baton a = start(nodeBuilder("l06-leak-a", pool).coordinationDataSource(aCoord)
+        Baton a = start(nodeBuilder("l06-leak-a", nodePool("l06-leak-a")).coordinationDataSource(aCoord)
                 .notifications(NotificationMode.POLL).nodeHeartbeat(Duration.ofMinutes(1)));
         Recorder ra = new Recorder();
         Leadership runner = a.leadership(NAME, fastLeadership(), idleTask(), ra).start();
@@ -297,8 +297,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
      */
     private BlockedRenewal blockedRenewalScenario() throws Exception {
         createLedger();
-        Baton a = start(nodeBuilder("l14-a", pool));
-        Baton b = start(nodeBuilder("l14-b", pool));
+        Baton a = start(nodeBuilder("l14-a", nodePool("l14-a")));
+        Baton b = start(nodeBuilder("l14-b", nodePool("l14-b")));
         Recorder ra = new Recorder();
         Recorder rb = new Recorder();
         List<Instant> dbTimeAtRevocation = new CopyOnWriteArrayList<>();

@@ -31,7 +31,7 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
 
     @Test
     void startAndStopAreIdempotentAndSafeFromManyThreads() throws Exception {
-        Baton node = start(nodeBuilder("life-threads", pool));
+        Baton node = start(nodeBuilder("life-threads", nodePool("life-threads")));
         ExecutorService threads = Executors.newFixedThreadPool(8);
         try {
             for (int round = 0; round < 6; round++) {
@@ -79,7 +79,7 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
 
     @Test
     void stopBeforeStartIsANoOp() {
-        Baton node = start(nodeBuilder("life-early", pool));
+        Baton node = start(nodeBuilder("life-early", nodePool("life-early")));
         Recorder r = new Recorder();
         Leadership runner = node.leadership("life-early", fastLeadership(), idleTask(), r);
         runner.stop();
@@ -96,7 +96,7 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
 
     @Test
     void taskThatReturnsEndsTheTermAsCompletedAndReleasesTheLease() {
-        Baton node = start(nodeBuilder("life-done", pool));
+        Baton node = start(nodeBuilder("life-done", nodePool("life-done")));
         Recorder r = new Recorder();
         AtomicInteger runs = new AtomicInteger();
         node.leadership("life-done", fastLeadership(), ctx -> {
@@ -117,7 +117,7 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
 
     @Test
     void taskThatThrowsEndsTheTermAsFailedAndReleasesTheLease() {
-        Baton node = start(nodeBuilder("life-fail", pool));
+        Baton node = start(nodeBuilder("life-fail", nodePool("life-fail")));
         Recorder r = new Recorder();
         AtomicInteger runs = new AtomicInteger();
         node.leadership("life-fail", fastLeadership(), ctx -> {
@@ -146,7 +146,7 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
     @Test
     void stubbornTaskGetsNoFencedWriteAfterRevocation() throws Exception {
         createLedger();
-        Baton node = start(nodeBuilder("life-stubborn", pool));
+        Baton node = start(nodeBuilder("life-stubborn", nodePool("life-stubborn")));
         Recorder r = new Recorder();
         List<LeaseInfo> rowAtRevocation = new CopyOnWriteArrayList<>();
         r.alsoOnRevoke(() -> rowAtRevocation.add(lease("life-stubborn")));
@@ -210,8 +210,8 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
      */
     @Test
     void stopOfAWaitingCandidateEndsItsThread() {
-        Baton holderNode = start(nodeBuilder("life-holder", pool));
-        Baton candidateNode = start(nodeBuilder("life-candidate", pool));
+        Baton holderNode = start(nodeBuilder("life-holder", nodePool("life-holder")));
+        Baton candidateNode = start(nodeBuilder("life-candidate", nodePool("life-candidate")));
         Recorder holder = new Recorder();
         holderNode.leadership("life-wait", LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(30))
                 .renewInterval(Duration.ofSeconds(5)).build(), idleTask(), holder).start();

@@ -178,7 +178,9 @@ class LeasesTest extends DbTest {
     void L11_renewRacingTakeoverAtExpiryHasOneWinner() throws Exception {
         for (boolean releaseAfterExpiry : new boolean[] {true, false}) {
             String name = "race-" + releaseAfterExpiry;
-            LeaseGrant a = leases.tryAcquire(name, "node-a", Duration.ofMillis(300)).orElseThrow();
+            // Short when the race is at expiry; long otherwise, so the lease is surely held when the takeover runs.
+            Duration ttl = releaseAfterExpiry ? Duration.ofMillis(300) : Duration.ofSeconds(30);
+            LeaseGrant a = leases.tryAcquire(name, "node-a", ttl).orElseThrow();
             CompletableFuture<Object> renew;
             CompletableFuture<Optional<LeaseGrant>> takeover;
             try (Connection blocker = pool.getConnection()) {

@@ -35,7 +35,7 @@ class NodeIdTest extends LeadershipDbTest {
     @Test
     void L18_twoProcessesSharingANodeIdDoNotBothLead() throws Exception {
         Baton first = start(nodeBuilder("replica", appPool));
-        Baton second = start(nodeBuilder("replica", pool));
+        Baton second = start(nodeBuilder("replica", nodePool("replica")));
         Recorder r1 = new Recorder();
         Recorder r2 = new Recorder();
         Leadership l1 = first.leadership("billing", fastLeadership(), idleTask(), r1).start();

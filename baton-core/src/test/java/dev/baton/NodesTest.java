@@ -46,7 +46,7 @@ class NodesTest extends LeadershipDbTest {
 
     @Test
     void registeredNodeIsActiveAndItsHeartbeatAdvances() {
-        Baton n = start(nodeBuilder("n-active", pool));
+        Baton n = start(nodeBuilder("n-active", nodePool("n-active")));
         NodeInfo first = info(n, "n-active");
         assertThat(first.state()).isEqualTo(NodeState.ACTIVE);
         assertThat(first.heartbeatInterval()).isEqualTo(Duration.ofMillis(200));
@@ -65,8 +65,8 @@ class NodesTest extends LeadershipDbTest {
 
     @Test
     void drainingThenClosedNodeBecomesHistorical() {
-        Baton observer = start(nodeBuilder("n-observer", pool));
-        Baton n = start(nodeBuilder("n-drain", pool));
+        Baton observer = start(nodeBuilder("n-observer", nodePool("n-observer")));
+        Baton n = start(nodeBuilder("n-drain", nodePool("n-drain")));
         n.drain();
         assertThat(info(observer, "n-drain").state()).isEqualTo(NodeState.DRAINING);
         assertThat(role(observer, "n-drain")).isEqualTo(OwnershipView.Role.DRAINING);
@@ -80,9 +80,9 @@ class NodesTest extends LeadershipDbTest {
 
     @Test
     void nodeThatStopsBeatingWithoutClosingIsStale() throws Exception {
-        Baton observer = start(nodeBuilder("n-observer", pool));
+        Baton observer = start(nodeBuilder("n-observer", nodePool("n-observer")));
         // Beats once a minute (first beat 48..72 s after start), so nothing refreshes the backdated beat.
-        start(nodeBuilder("n-stale", pool).nodeHeartbeat(Duration.ofMinutes(1)));
+        start(nodeBuilder("n-stale", nodePool("n-stale")).nodeHeartbeat(Duration.ofMinutes(1)));
         assertThat(role(observer, "n-stale")).isEqualTo(OwnershipView.Role.ACTIVE);
         backdateHeartbeat("n-stale");
         NodeInfo stale = info(observer, "n-stale");
@@ -94,8 +94,8 @@ class NodesTest extends LeadershipDbTest {
 
     @Test
     void nodeHoldingAnUnexpiredLeaseIsCurrentOwnerEvenWithALateHeartbeat() throws Exception {
-        Baton observer = start(nodeBuilder("n-observer", pool));
-        Baton owner = start(nodeBuilder("n-owner", pool).nodeHeartbeat(Duration.ofMinutes(1)));
+        Baton observer = start(nodeBuilder("n-observer", nodePool("n-observer")));
+        Baton owner = start(nodeBuilder("n-owner", nodePool("n-owner")).nodeHeartbeat(Duration.ofMinutes(1)));
         Recorder r = new Recorder();
         Leadership runner = owner.leadership(NAME, fastLeadership(), idleTask(), r).start();
         r.awaitElected();
@@ -122,7 +122,7 @@ class NodesTest extends LeadershipDbTest {
 
     @Test
     void leaseOfAnUnregisteredOwnerIsShownAsSuch() {
-        Baton observer = start(nodeBuilder("n-observer", pool));
+        Baton observer = start(nodeBuilder("n-observer", nodePool("n-observer")));
         leases.tryAcquire(NAME, "not-a-node", Duration.ofSeconds(30)).orElseThrow();
         OwnershipView view = observer.nodes().ownership();
         assertThat(view.ownerOf(NAME)).contains("not-a-node");
@@ -133,7 +133,7 @@ class NodesTest extends LeadershipDbTest {
 
     @Test
     void expiredLeaseHasNoOwner() {
-        Baton observer = start(nodeBuilder("n-observer", pool));
+        Baton observer = start(nodeBuilder("n-observer", nodePool("n-observer")));
         leases.tryAcquire(NAME, "n-observer", Duration.ofMillis(50)).orElseThrow();
         awaitExpired(NAME);
         assertThat(observer.nodes().ownership().ownerOf(NAME)).isEmpty();

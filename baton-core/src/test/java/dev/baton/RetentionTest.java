@@ -58,7 +58,8 @@ class RetentionTest extends JobBehaviourTestBase {
         // Paged lists: the leases in pages of 10.
         assertThat(pageThrough((after, n) -> leases.list(after, n), 10)).hasSize(
                 (int) count("SELECT count(*) FROM " + schema + ".lease")).hasSizeGreaterThan(30);
-        assertThat(pageThrough((after, n) -> node("lister").nodes().list(after, n), 5)).hasSizeGreaterThanOrEqualTo(12);
+        Nodes lister = node("lister").nodes();
+        assertThat(pageThrough(lister::list, 5)).hasSizeGreaterThanOrEqualTo(12);
         // Coordination rows that expire at once, and jobs that finish at once.
         Baton worker = start(nodeBuilder("worker").retention(RETENTION)
                 .worker(fastWorker("default", 4).retention(Duration.ZERO).build())
@@ -95,7 +96,7 @@ class RetentionTest extends JobBehaviourTestBase {
         System.out.println("E06: rows before " + before + ", after " + after + "; pruned " + pruned);
 
         assertThat(after.get("node")).as("live nodes only (this test's)").isLessThanOrEqualTo(2);
-        assertThat(after.get("lease")).as("held leases only").isLessThanOrEqualTo(1);
+        assertThat(after.get("lease")).as("held leases only (the worker's two maintenance leases)").isLessThanOrEqualTo(2);
         assertThat(after.get("lease_history")).as("open or recent terms only").isLessThanOrEqualTo(2);
         assertThat(after.get("job")).isZero();
         assertThat(after.get("inbound_delivery") + after.get("single_use_token") + after.get("concurrency_slot")
@@ -126,12 +127,14 @@ class RetentionTest extends JobBehaviourTestBase {
         statements.put("job.rescue", new Object[] {job.get("rescue"), 100, 3, 3, "n", "c"});
         statements.put("job.prune", new Object[] {job.get("prune"), 1000L, 100});
         statements.put("job.queue_stats", new Object[] {job.get("queue_stats")});
-        statements.put("job.fail_unhandled", new Object[] {job.get("fail_unhandled"), 1000L, 100, 1000L});
+        statements.put("job.fail_unhandled", new Object[] {job.get("fail_unhandled"), new String[] {"k"}, 1000L, 100,
+                1000L});
         statements.put("lease.held", new Object[] {lease.get("held"), 100});
         statements.put("lease.prune", new Object[] {lease.get("prune"), 1000L, 100});
         statements.put("lease.prune_history", new Object[] {lease.get("prune_history"), 1000L, 100});
         statements.put("lease.prune_open_history", new Object[] {lease.get("prune_open_history"), 1000L, 100});
         statements.put("node.prune", new Object[] {node.get("prune"), 1000L, 100});
+        statements.put("node.heartbeat", new Object[] {node.get("heartbeat"), "n", 1000L, 1, "h", 1L, "{}"});
         statements.put("schedule.due", new Object[] {schedule.get("due"), 100});
         for (String purge : List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates")) {
             statements.put("coord." + purge, new Object[] {coord.get(purge), 100});
@@ -201,6 +204,49 @@ class RetentionTest extends JobBehaviourTestBase {
             }
         }
         return out;
+    }
+
+    /**
+     * A node is pruned only once it is gone (stopped, or silent past its staleness bound) for the
+     * retention, however short the retention; and a node whose row is missing (deleted by hand, or pruned
+     * while it could not beat) is registered again by its next heartbeat. Protections removed and seen
+     * failing: the staleness condition of node.sql's prune: the live node, silent for 1.2 s of its 2 s
+     * heartbeat, was pruned at a retention of 1 s; the heartbeat's re-registration (an UPDATE only, as
+     * before): the deleted row never came back.
+     */
+    @Test
+    void E06_aLiveNodeIsNeverPrunedAndADeletedNodeRowComesBack() throws Exception {
+        start(nodeBuilder("slow-beat").nodeHeartbeat(Duration.ofSeconds(2)));
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count("SELECT count(*) FROM "
+                + schema + ".node WHERE id = 'slow-beat' AND heartbeat_at < clock_timestamp() - interval '1200 ms'") == 1);
+        maintenance(fastWorker("default", 1).build(), "pruner", RETENTION).pruneOnce();
+        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'slow-beat'")).as("live: kept").isEqualTo(1);
+
+        try (Connection c = pool.getConnection()) {
+            Jdbc.execute(c, "DELETE FROM " + schema + ".node WHERE id = 'slow-beat'");
+        }
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> count("SELECT count(*) FROM "
+                + schema + ".node WHERE id = 'slow-beat' AND state = 'active'") == 1);
+    }
+
+    /**
+     * Job maintenance (rescue, job retention, unhandled kinds) applies a worker's settings, so it runs only
+     * on nodes that have a worker: a node without one takes part in the cluster's maintenance and never in
+     * the jobs'. Protection removed and seen failing: the job maintenance runner created on every node (as
+     * the single maintenance runner was before): the worker-less node held the job maintenance lease.
+     */
+    @Test
+    void aNodeWithoutAWorkerNeverRunsJobMaintenance() throws Exception {
+        start(nodeBuilder("web"));
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> leases.inspect(
+                MaintenanceTask.LEASE).filter(l -> l.owner().filter("web"::equals).isPresent()
+                        && l.renewedAt().isAfter(l.acquiredAt())).isPresent());
+        assertThat(leases.inspect(Maintenance.JOBS_LEASE)).as("never campaigned for").isEmpty();
+
+        start(nodeBuilder("worker").worker(fastWorker("default", 1).build())
+                .handle("work", Item.class, (item, ctx) -> { }));
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> leases.inspect(
+                Maintenance.JOBS_LEASE).flatMap(LeaseInfo::owner).filter("worker"::equals).isPresent());
     }
 
     private Map<String, Long> sizes() throws SQLException {

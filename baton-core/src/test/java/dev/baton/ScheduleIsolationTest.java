@@ -78,7 +78,8 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
     /**
      * A name too long for the keys of its jobs is refused when it is declared, naming the limit; so is a
      * sweep whose schedule name would be. Before S07 a 200-character name was accepted and then failed at
-     * every firing (the check of these lengths was not there).
+     * every firing (the check of these lengths was not there); without the checks nothing is thrown here
+     * and each refusal assertion fails.
      */
     @Test
     void S07_namesTooLongForTheirDerivedKeysAreRefusedWhenDeclared() {

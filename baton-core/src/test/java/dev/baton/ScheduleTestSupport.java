@@ -40,12 +40,12 @@ abstract class ScheduleTestSupport extends DbTest {
 
     /** The schedules API on the test's pool, without starting a node. */
     Schedules schedulesApi() {
-        return Baton.builder(pool).schema(schema).build().schedules();
+        return Baton.builder(appPool).schema(schema).build().schedules();
     }
 
     /** The jobs API on the test's pool, without a worker. */
     Jobs jobsApi() {
-        return Baton.builder(pool).schema(schema).build().jobs();
+        return Baton.builder(appPool).schema(schema).build().jobs();
     }
 
     /** A scheduler of application {@code app} on {@code ds}, as a node would run it, but not under the lease. */

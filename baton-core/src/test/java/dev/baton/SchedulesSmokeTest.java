@@ -17,7 +17,7 @@ class SchedulesSmokeTest extends DbTest {
         Set<String> runs = ConcurrentHashMap.newKeySet();
         java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
         for (String id : new String[] {"a", "b"}) {
-            closeLater(Baton.builder(pool).schema(schema).nodeId(id).application("svc", "1")
+            closeLater(Baton.builder(appPool).schema(schema).nodeId(id).application("svc", "1")
                     .worker(WorkerConfig.builder().queue("default", 2).jobLease(Duration.ofSeconds(2))
                             .heartbeatInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(100)).build())
                     .maintenance(fastLeadership())

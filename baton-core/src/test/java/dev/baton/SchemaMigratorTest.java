@@ -59,6 +59,34 @@ class SchemaMigratorTest extends DbTest {
         assertThat(count("SELECT count(*) FROM " + schema + ".node")).as("nothing registered").isZero();
     }
 
+    /**
+     * Rolling deploys, the schema side: a node of this version started after a newer one migrated the
+     * schema runs on it when the newer script says this version can (an additive migration), and is refused
+     * when it does not. Protection removed and seen failing: the readable_by check in
+     * {@code SchemaMigrator.requireReadable} (any newer schema refused, as before schema 5): the first start
+     * failed with "Refusing to start".
+     */
+    @Test
+    void anOlderNodeRunsOnANewerSchemaOnlyWhenTheSchemaSaysItCan() throws Exception {
+        int next = Baton.schemaVersion() + 1;
+        try (Connection c = pool.getConnection()) {
+            Jdbc.execute(c, "INSERT INTO " + schema + ".schema_version (version, script, readable_by) VALUES ("
+                    + next + ", 'V" + next + "__additive.sql', " + Baton.schemaVersion() + ")");
+        }
+        Baton older = closeLater(Baton.builder(appPool).schema(schema).nodeId("older").build());
+        older.start();
+        assertThat(older.jobs()).isNotNull();
+        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'older'")).isEqualTo(1);
+
+        try (Connection c = pool.getConnection()) {
+            Jdbc.execute(c, "UPDATE " + schema + ".schema_version SET readable_by = " + next + " WHERE version = " + next);
+        }
+        Baton refused = closeLater(Baton.builder(appPool).schema(schema).nodeId("refused").build());
+        assertThatThrownBy(refused::start).isInstanceOf(SchemaVersionException.class)
+                .hasMessageContaining("Refusing to start");
+        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'refused'")).isZero();
+    }
+
     @Test
     void verifyOnlyStartRefusesUnmigratedSchema() {
         String fresh = PG.freshSchemaName();

@@ -25,7 +25,8 @@ import picocli.CommandLine.Spec;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:success",
-            "1:a check failed: an invariant was violated (verify, demo) or a demo fault step was not observed",
+            "1:a check failed: an invariant was violated (verify, demo, chaos), a demo fault step was not observed, or"
+                    + " the audit found state at or above --fail-on",
             "2:usage error, database unreachable, or the command could not run"})
 public final class Main implements Callable<Integer> {
     static final int EXIT_OK = 0;

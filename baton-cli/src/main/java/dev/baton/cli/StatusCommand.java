@@ -6,9 +6,9 @@ import dev.baton.LeaseInfo;
 import dev.baton.NodeInfo;
 import dev.baton.NodeState;
 import dev.baton.OwnershipView;
+import dev.baton.Page;
 import dev.baton.QueueStats;
 import dev.baton.ScheduleInfo;
-import dev.baton.Schedules;
 import dev.baton.audit.TextTable;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -62,7 +62,7 @@ final class StatusCommand implements Callable<Integer> {
         // An operator's look: counting the finished jobs kept for their retention is fine here (not polled).
         Map<String, FinishedStats> finished = new LinkedHashMap<>();
         baton.jobs().finishedStats().forEach(f -> finished.put(f.queue(), f));
-        List<ScheduleInfo> schedules = baton.schedules().list(null, Schedules.MAX_PAGE).items();
+        List<ScheduleInfo> schedules = baton.schedules().list(null, Page.MAX_LIMIT).items();
         Problems problems = problems(ds, schema);
         PrintWriter out = spec.commandLine().getOut();
         out.print(json ? Json.write(toJson(schema, view, queues, finished, schedules, problems))

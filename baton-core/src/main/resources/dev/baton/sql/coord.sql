@@ -1,7 +1,7 @@
 -- Statements of the coordination primitives. Times are the database's clock_timestamp().
 
 -- name: first_delivery
--- True for exactly one caller per (source, delivery_id) while the record lives; an expired record
+-- True for one caller per (source, delivery_id) while the record lives; an expired record
 -- counts as absent. Parameters: source, delivery_id, ttl_ms, receiver.
 INSERT INTO ${schema}.inbound_delivery AS d (source, delivery_id, received_at, expires_at, receiver)
 VALUES (?, ?, clock_timestamp(), clock_timestamp() + ? * interval '1 millisecond', ?)

@@ -251,8 +251,11 @@ SELECT queue, state, count(*) AS n
 -- Available jobs that have been due for longer than the timeout and whose kind no live node handles
 -- end failed with a clear error. The kinds of available jobs come from a loose index scan of
 -- job_available_kind (one probe per distinct kind), not from a scan of the queue. A live node that
--- does not say which kinds it handles (an older version) might handle any: then nothing is failed.
--- Parameters: timeout_ms, limit, timeout_ms.
+-- does not say which kinds it handles (an older version) might handle any: then nothing is failed. The
+-- kinds of the calling node count as handled whatever its heartbeat says. The caller runs this only after
+-- watching the cluster for the whole timeout without a failed pass (see Maintenance), so a backlog built
+-- up while the database was unreachable (every heartbeat stale) is not failed on the way back.
+-- Parameters: own kinds, timeout_ms, limit, timeout_ms.
 WITH RECURSIVE kinds AS (
     (SELECT kind FROM ${schema}.job WHERE state = 'available' ORDER BY kind LIMIT 1)
     UNION ALL
@@ -265,6 +268,7 @@ WITH RECURSIVE kinds AS (
 ), unhandled AS (
     SELECT k.kind FROM kinds k
      WHERE k.kind IS NOT NULL
+       AND k.kind <> ALL (?::text[])
        AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' IS NULL)
        AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' @> jsonb_build_array(k.kind))
 ), picked AS (

@@ -147,11 +147,17 @@ SELECT * FROM (
 -- Lease rows idle (released, or expired and not renewed) for longer than the retention: deleting them
 -- is safe because a later grant of the same name draws its generation from the shared sequence, so it
 -- is higher than any generation this row ever had. A row whose generation is above the sequence (set by
--- a node of an older version, which counted per row) is kept. Parameters: retention_ms, limit.
+-- a node of an older version, which counted per row) is kept, and nothing is pruned while a node of a
+-- version before the sequence is live (its node row says no kinds): it would create a pruned name again
+-- at generation 1. Parameters: retention_ms, limit.
 DELETE FROM ${schema}.lease WHERE name IN (
     SELECT name FROM ${schema}.lease
      WHERE expires_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
        AND generation <= (SELECT last_value FROM ${schema}.lease_generation)
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.node n
+                        WHERE n.state <> 'stopped' AND n.meta -> 'kinds' IS NULL
+                          AND n.heartbeat_at + 3 * n.heartbeat_interval_ms * interval '1 millisecond'
+                              > (SELECT clock_timestamp()))
      ORDER BY expires_at
      LIMIT ?
        FOR UPDATE SKIP LOCKED)

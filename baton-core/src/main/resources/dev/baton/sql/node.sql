@@ -13,9 +13,13 @@ ON CONFLICT (id) DO UPDATE
 
 -- name: heartbeat
 -- A stopped node stays stopped: a late heartbeat of a process that was already declared stopped
--- does not bring it back. Parameters: id.
-UPDATE ${schema}.node SET heartbeat_at = clock_timestamp() WHERE id = ? AND state <> 'stopped'
-RETURNING state
+-- does not bring it back. A missing row (pruned while this node could not beat for longer than the
+-- retention, or deleted by hand) is registered again. Parameters: as register.
+INSERT INTO ${schema}.node AS n (id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at,
+                                 protocol_version, host, pid, meta)
+VALUES (?, clock_timestamp(), clock_timestamp(), ?, 'active', NULL, ?, ?, ?, ?::jsonb)
+ON CONFLICT (id) DO UPDATE SET heartbeat_at = clock_timestamp() WHERE n.state <> 'stopped'
+RETURNING n.state
 
 -- name: set_state
 -- Parameters: state, state, id.
@@ -60,9 +64,12 @@ SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, p
 
 -- name: prune
 -- Nodes gone for longer than the retention: stopped that long ago, or silent that long (crashed and
--- never back; default node ids are new at every start). Parameters: retention_ms, limit.
+-- never back; default node ids are new at every start). A node is never pruned while it still counts as
+-- live (heartbeat within 3 intervals), whatever the retention. Parameters: retention_ms, limit.
 DELETE FROM ${schema}.node WHERE id IN (
     SELECT id FROM ${schema}.node
      WHERE heartbeat_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+       AND (state = 'stopped'
+            OR heartbeat_at + 3 * heartbeat_interval_ms * interval '1 millisecond' < (SELECT clock_timestamp()))
      ORDER BY heartbeat_at
      LIMIT ?)

@@ -9,7 +9,7 @@ import java.lang.annotation.Target;
 /**
  * Declares a durable recurring Baton schedule that runs this bean method: once per due instant across
  * all instances (one job per instant, run at least once), surviving restarts, visible in
- * {@code baton.schedules().list()}. Exactly one of {@link #cron()} or {@link #every()} must be set.
+ * {@code baton.schedules().list(null, 100)} and {@code baton status}. Exactly one of {@link #cron()} or {@link #every()} must be set.
  *
  * <pre>{@code
  * @BatonSchedule(name = "purge-sessions", every = "10m")
