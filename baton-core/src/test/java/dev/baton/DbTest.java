@@ -157,9 +157,13 @@ abstract class DbTest {
         return out;
     }
 
-    /** Waits (polling the database clock, not sleeping blindly) until the lease has expired. */
+    /**
+     * Waits (polling the database clock, not sleeping blindly) until the lease has expired. Reads through
+     * the test's own pool: the application pool may be all in use by the operations under test.
+     */
     protected void awaitExpired(String name) {
         org.awaitility.Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
-                .until(() -> leases.inspect(name).map(i -> !i.held()).orElse(true));
+                .until(() -> count("SELECT count(*) FROM " + schema + ".lease WHERE name = '" + name.replace("'", "''")
+                        + "' AND owner_id IS NOT NULL AND expires_at > clock_timestamp()") == 0);
     }
 }

@@ -195,7 +195,7 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
 
     /**
      * Protection removed and seen failing: the read-only check of {@code Db.requireWritable}: the start
-     * failed later, in the migration, with "cannot execute CREATE SCHEMA in a read-only transaction", and
+     * failed later, in the migration, with "cannot execute CREATE TABLE in a read-only transaction", and
      * without the reason the message assertions failed.
      */
     @Test
