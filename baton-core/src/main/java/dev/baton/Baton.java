@@ -1,7 +1,6 @@
 package dev.baton;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -71,8 +70,8 @@ public final class Baton implements AutoCloseable {
     private final BatonMetrics metrics;
     private final List<Schedule> declared;
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
-    /** Baton's own runners (maintenance), started with the node. */
-    private final List<Leadership> upkeep = new ArrayList<>();
+    /** Baton's own runner (maintenance and the scheduler), started with the node. */
+    private final Leadership maintenance;
     private volatile boolean started;
     private volatile boolean closed;
 
@@ -91,7 +90,8 @@ public final class Baton implements AutoCloseable {
         this.leases = new Leases(dataSource, schema, hooks, ticker, notifier);
         this.nodes = new Nodes(dataSource, schema, leases);
         this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat, b.app, b.appVersion,
-                b.worker != null ? List.copyOf(b.handlers.keySet()) : null);
+                b.worker != null ? List.copyOf(b.handlers.keySet()) : null,
+                b.worker != null ? Maintenance.JobSettings.of(b.worker) : null);
         this.app = b.app;
         this.appVersion = b.appVersion;
         this.declared = List.copyOf(b.schedules.values());
@@ -115,28 +115,20 @@ public final class Baton implements AutoCloseable {
         }
         this.worker = workerConfig == null ? null : new Worker(dataSource, coordination, jobStore, b.handlers,
                 workerConfig, nodeId, b.codec, notifier, hooks, ticker, metrics);
-        // Baton's own runners: test pause points are for the application's leases, never for these.
-        Leases ownLeases = new Leases(dataSource, schema, Hooks.NONE, ticker, notifier);
-        Maintenance.Config housekeeping = new Maintenance.Config(workerConfig,
-                workerConfig == null ? Set.of() : b.handlers.keySet(), b.retention);
-        // Every started node takes part in the cluster's maintenance, worker or not (a service that only uses
-        // leases or the coordination primitives must still get their rows pruned), and fires schedules.
-        Maintenance cluster = new Maintenance(Db.of(dataSource), jobStore, leases, schedules, nodes, primitives,
-                housekeeping, Set.of(Maintenance.Part.CLUSTER), nodeId, ticker);
+        // Every started node takes part in maintenance, worker or not: a service that only uses leases or
+        // the coordination primitives must still get their rows pruned. One node at a time runs it.
+        Maintenance housekeeping = new Maintenance(Db.of(dataSource), jobStore, leases, schedules, nodes, primitives,
+                new Maintenance.Config(workerConfig, workerConfig == null ? Set.of() : b.handlers.keySet(),
+                        b.retention), nodeId, ticker);
         Duration schedulerPoll = (workerConfig != null ? workerConfig : WorkerConfig.builder().build()).pollInterval();
         Scheduler schedulerTask = new Scheduler(dataSource, schedules, jobStore, notifier, schedulerPoll, app,
                 appVersion, metrics);
-        upkeep.add(new Leadership(ownLeases, coordination, dataSource, notifier, MaintenanceTask.LEASE, nodeId,
-                b.maintenance, new MaintenanceTask(List.of(cluster, schedulerTask)), LeadershipListener.NONE,
-                Hooks.NONE, ticker, metrics));
-        // Job maintenance only on nodes that run a worker, with that worker's settings.
-        if (workerConfig != null) {
-            Maintenance jobUpkeep = new Maintenance(Db.of(dataSource), jobStore, leases, schedules, nodes, primitives,
-                    housekeeping, Set.of(Maintenance.Part.JOBS), nodeId, ticker);
-            upkeep.add(new Leadership(ownLeases, coordination, dataSource, notifier, Maintenance.JOBS_LEASE,
-                    nodeId, b.maintenance, jobUpkeep, LeadershipListener.NONE, Hooks.NONE, ticker, metrics));
-        }
-        leaderships.addAll(upkeep);
+        // Baton's own runner: test pause points are for the application's leases, never for this one.
+        Leases ownLeases = new Leases(dataSource, schema, Hooks.NONE, ticker, notifier);
+        this.maintenance = new Leadership(ownLeases, coordination, dataSource, notifier, MaintenanceTask.LEASE, nodeId,
+                b.maintenance, new MaintenanceTask(List.of(housekeeping, schedulerTask)), LeadershipListener.NONE,
+                Hooks.NONE, ticker, metrics);
+        leaderships.add(maintenance);
     }
 
     public static Builder builder(DataSource dataSource) {
@@ -197,7 +189,7 @@ public final class Baton implements AutoCloseable {
         if (worker != null) {
             worker.start();
         }
-        upkeep.forEach(Leadership::start);
+        maintenance.start();
         started = true;
         log.info("Baton node '{}' started on schema '{}' (notifications: {})", nodeId, schema,
                 notifier.listening() ? "LISTEN" : "polling");
@@ -488,11 +480,7 @@ public final class Baton implements AutoCloseable {
             return this;
         }
 
-        /**
-         * Timing of Baton's own leases: {@code baton.maintenance}, under which one node prunes the cluster's
-         * tables and fires schedules, and {@code baton.jobs.maintenance}, under which one node that runs a
-         * worker rescues expired attempts and prunes finished jobs.
-         */
+        /** Timing of the lease under which one node runs maintenance (rescue, pruning) and the scheduler. */
         public Builder maintenance(LeadershipConfig config) {
             this.maintenance = Objects.requireNonNull(config, "maintenance");
             return this;

@@ -3,44 +3,51 @@ package dev.baton;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Housekeeping, in two parts, each run by one node at a time to save load. Every statement is bounded
- * (batches) and stays safe if two nodes ever run it at once (SKIP LOCKED; predicates re-checked on
- * locked rows).
+ * The cluster's housekeeping, run by one node at a time under the {@value MaintenanceTask#LEASE} lease to
+ * save load, on every started node whether it works jobs or not: the pruner keeps every Baton table
+ * bounded by its retention (finished jobs, idle lease rows and ended terms, departed nodes, schedules
+ * disabled long ago, expired deliveries, tokens, slots and rate state); the rescuer returns expired
+ * attempts to their queue (or fails them after max stalls); and jobs whose kind no live node handles end
+ * failed after a timeout. Every statement is bounded (batches) and stays safe if two nodes ever run it at
+ * once (SKIP LOCKED; predicates re-checked on locked rows).
  *
- * <ul>
- *   <li>{@link Part#CLUSTER}, under {@value MaintenanceTask#LEASE} on every started node, worker or not: keeps
- *       the tables of leases, nodes, schedules and the coordination primitives bounded by their retention
- *       (idle lease rows and ended terms, departed nodes, schedules disabled long ago, expired deliveries,
- *       tokens, slots and rate state).
- *   <li>{@link Part#JOBS}, under {@value #JOBS_LEASE} on nodes that run a worker, with that worker's
- *       settings: returns expired attempts to their queue (or fails them after max stalls), prunes
- *       finished jobs, and fails jobs whose kind no live node handles once they waited longer than the
- *       unhandled-kind timeout. A node without a worker never applies job settings it was not given.
- * </ul>
+ * <p>The job settings applied are the cluster's, not the leader's: the most conservative of those the live
+ * nodes that run a worker declare in their node rows (the longest job retention, the most stalls, the
+ * longest unhandled-kind timeout). A node without a worker may lead, and never applies job settings it was
+ * not given; with no worker live, job maintenance waits.
  */
 final class Maintenance implements LeaderTask {
     private static final Logger log = LoggerFactory.getLogger(Maintenance.class);
-    /** The lease of the job part, held by one node that runs a worker. */
-    static final String JOBS_LEASE = "baton.jobs.maintenance";
     static final int BATCH = 1000;
     /** Prune at most this many batches per table and run, so one run never holds the database long. */
     static final int MAX_PRUNE_BATCHES = 20;
     static final Duration PRUNE_INTERVAL = Duration.ofMinutes(1);
 
-    /** Which housekeeping a {@link Maintenance} does. */
-    enum Part { CLUSTER, JOBS }
+    /**
+     * The settings of job maintenance, as one worker declares them and as the cluster's are combined.
+     *
+     * @param retention            how long finished jobs are kept
+     * @param maxStalls            after this many expired attempts a job ends failed
+     * @param unhandledKindTimeout how long an available job whose kind no live node handles waits before it fails
+     */
+    record JobSettings(Duration retention, int maxStalls, Duration unhandledKindTimeout) {
+        static JobSettings of(WorkerConfig w) {
+            return new JobSettings(w.retention(), w.maxStalls(), w.unhandledKindTimeout());
+        }
+    }
 
     /**
-     * What maintenance keeps and for how long.
+     * What this node brings to maintenance.
      *
-     * @param worker    the job settings (rescue interval, max stalls, job retention, unhandled-kind timeout)
-     *                  of the node's worker; null when the node runs none (then only {@link Part#CLUSTER})
+     * @param worker    this node's worker settings (its rescue interval sets the pace of maintenance when it
+     *                  leads), or null when it runs none
      * @param ownKinds  the job kinds this node handles
      * @param retention how long ended lease terms, idle lease rows, departed nodes and disabled schedules are kept
      */
@@ -48,6 +55,11 @@ final class Maintenance implements LeaderTask {
         Config {
             Objects.requireNonNull(retention, "retention");
             ownKinds = Set.copyOf(ownKinds);
+        }
+
+        /** This node's own job settings, if it runs a worker. */
+        Optional<JobSettings> ownJobSettings() {
+            return Optional.ofNullable(worker).map(JobSettings::of);
         }
     }
 
@@ -65,15 +77,11 @@ final class Maintenance implements LeaderTask {
     private final Nodes nodes;
     private final Coordination coordination;
     private final Config config;
-    private final Set<Part> parts;
     private final String nodeId;
     private final LongSupplier ticker;
 
     Maintenance(Db db, JobStore jobs, Leases leases, Schedules schedules, Nodes nodes, Coordination coordination,
-                Config config, Set<Part> parts, String nodeId, LongSupplier ticker) {
-        if (parts.contains(Part.JOBS) && config.worker() == null) {
-            throw new IllegalArgumentException("job maintenance needs the settings of a worker");
-        }
+                Config config, String nodeId, LongSupplier ticker) {
         this.db = db;
         this.jobs = jobs;
         this.leases = leases;
@@ -81,30 +89,33 @@ final class Maintenance implements LeaderTask {
         this.nodes = nodes;
         this.coordination = coordination;
         this.config = config;
-        this.parts = Set.copyOf(parts);
         this.nodeId = nodeId;
         this.ticker = ticker;
     }
 
     @Override
     public void run(LeaderContext ctx) {
-        boolean jobPart = parts.contains(Part.JOBS);
-        Duration pause = jobPart ? config.worker().rescueInterval() : PRUNE_INTERVAL;
+        Duration pause = config.worker() != null ? config.worker().rescueInterval() : WorkerConfig.DEFAULT_RESCUE_INTERVAL;
         long lastPrune = 0;
         boolean first = true;
+        Optional<JobSettings> settings = Optional.empty();
         // Jobs of unhandled kinds are failed only once this term has watched the cluster for the whole
         // timeout without a failed pass: after an outage every heartbeat looks stale for a while.
         long watchingSince = ticker.getAsLong();
         do {
             try {
-                if (jobPart) {
-                    rescueOnce();
-                    if (ticker.getAsLong() - watchingSince >= config.worker().unhandledKindTimeout().toNanos()) {
-                        failUnhandledOnce();
+                boolean pruneDue = first || ticker.getAsLong() - lastPrune >= PRUNE_INTERVAL.toNanos();
+                if (pruneDue) {
+                    settings = db.call("reading the job settings of the live workers", nodes::jobSettings);
+                }
+                if (settings.isPresent()) {
+                    rescueOnce(settings.get());
+                    if (ticker.getAsLong() - watchingSince >= settings.get().unhandledKindTimeout().toNanos()) {
+                        failUnhandledOnce(settings.get());
                     }
                 }
-                if (first || ticker.getAsLong() - lastPrune >= PRUNE_INTERVAL.toNanos()) {
-                    pruneOnce();
+                if (pruneDue) {
+                    pruneOnce(settings);
                     lastPrune = ticker.getAsLong();
                     first = false;
                 }
@@ -115,12 +126,17 @@ final class Maintenance implements LeaderTask {
         } while (!ctx.awaitCancellation(pause));
     }
 
-    /** Rescues every expired attempt, in batches (each its own transaction); returns how many. */
+    /** {@link #rescueOnce(JobSettings)} with this node's own settings (it must run a worker). */
     int rescueOnce() throws SQLException {
+        return rescueOnce(config.ownJobSettings().orElseThrow());
+    }
+
+    /** Rescues every expired attempt, in batches (each its own transaction); returns how many. */
+    int rescueOnce(JobSettings settings) throws SQLException {
         int total = 0;
         int n;
         do {
-            n = db.call("rescuing expired attempts", c -> jobs.rescue(c, BATCH, config.worker().maxStalls(), nodeId));
+            n = db.call("rescuing expired attempts", c -> jobs.rescue(c, BATCH, settings.maxStalls(), nodeId));
             total += n;
         } while (n == BATCH);
         if (total > 0) {
@@ -134,7 +150,11 @@ final class Maintenance implements LeaderTask {
      * handles; returns how many. Runs with the rescue (an index probe per distinct kind of available jobs).
      */
     int failUnhandledOnce() throws SQLException {
-        Duration timeout = config.worker().unhandledKindTimeout();
+        return failUnhandledOnce(config.ownJobSettings().orElseThrow());
+    }
+
+    int failUnhandledOnce(JobSettings settings) throws SQLException {
+        Duration timeout = settings.unhandledKindTimeout();
         int unhandled = batches("failing jobs of unhandled kinds",
                 c -> jobs.failUnhandled(c, config.ownKinds(), timeout.toMillis(), BATCH));
         if (unhandled > 0) {
@@ -144,15 +164,17 @@ final class Maintenance implements LeaderTask {
         return unhandled;
     }
 
-    /** One pass of the retention rules of this maintenance's parts, each table in bounded batches. */
+    /** {@link #pruneOnce(Optional)} with this node's own job settings. */
     Pruned pruneOnce() throws SQLException {
+        return pruneOnce(config.ownJobSettings());
+    }
+
+    /** One pass of every retention rule, each table in bounded batches; finished jobs only with job settings. */
+    Pruned pruneOnce(Optional<JobSettings> settings) throws SQLException {
         int finished = 0;
-        if (parts.contains(Part.JOBS)) {
-            long keep = config.worker().retention().toMillis();
+        if (settings.isPresent()) {
+            long keep = settings.get().retention().toMillis();
             finished = batches("pruning finished jobs", c -> jobs.prune(c, keep, BATCH));
-        }
-        if (!parts.contains(Part.CLUSTER)) {
-            return new Pruned(finished, 0, 0, 0, 0, 0);
         }
         int coord = coordination.purgeExpired();
         int idle = batches("pruning idle leases", c -> leases.pruneIdle(c, config.retention(), BATCH));

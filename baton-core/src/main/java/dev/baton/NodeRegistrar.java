@@ -46,10 +46,12 @@ final class NodeRegistrar {
     private final BoundedCalls calls;
 
     /**
-     * @param kinds the job kinds this node handles, or null when it runs no worker (it handles none)
+     * @param kinds       the job kinds this node handles, or null when it runs no worker (it handles none)
+     * @param jobSettings the job maintenance settings of its worker, declared for the maintenance leader;
+     *                    null when it runs no worker
      */
     NodeRegistrar(DataSource dataSource, String schema, String nodeId, Duration interval, String app, String appVersion,
-                  List<String> kinds) {
+                  List<String> kinds, Maintenance.JobSettings jobSettings) {
         this.db = Db.of(dataSource);
         this.sql = Sql.load("node.sql", Identifiers.schema(schema));
         this.nodeId = nodeId;
@@ -60,6 +62,13 @@ final class NodeRegistrar {
         meta.put("appVersion", appVersion);
         meta.put("instance", instance);
         meta.put("kinds", kinds == null ? List.of() : List.copyOf(new TreeSet<>(kinds)));
+        if (jobSettings != null) {
+            Map<String, Object> jobs = new LinkedHashMap<>();
+            jobs.put("retentionMs", jobSettings.retention().toMillis());
+            jobs.put("maxStalls", jobSettings.maxStalls());
+            jobs.put("unhandledKindTimeoutMs", jobSettings.unhandledKindTimeout().toMillis());
+            meta.put("jobs", jobs);
+        }
         try {
             this.metaJson = JSON.writeValueAsString(meta);
         } catch (Exception e) {

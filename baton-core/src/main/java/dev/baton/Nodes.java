@@ -1,5 +1,6 @@
 package dev.baton;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -46,6 +47,19 @@ public final class Nodes {
         Identifiers.name("node id", id);
         List<NodeInfo> rows = query("get", id, -1);
         return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
+    }
+
+    /** The job settings of the live workers, combined as {@link Maintenance} applies them; empty with no worker live. */
+    Optional<Maintenance.JobSettings> jobSettings(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.get("job_settings"));
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            if (rs.getLong("workers") == 0) {
+                return Optional.empty();
+            }
+            return Optional.of(new Maintenance.JobSettings(Duration.ofMillis(rs.getLong("retention_ms")),
+                    rs.getInt("max_stalls"), Duration.ofMillis(rs.getLong("unhandled_kind_timeout_ms"))));
+        }
     }
 
     /**

@@ -14,17 +14,19 @@ import java.util.Objects;
  * @param heartbeatInterval how often running attempts' leases are extended (one batched statement);
  *                          each heartbeat call is bounded to one interval
  * @param pollInterval      how often each queue is polled when no notification arrives
- * @param rescueInterval    how often the job maintenance leader (a node with a worker) returns expired
- *                          attempts to their queue
+ * @param rescueInterval    how often the maintenance leader returns expired attempts to their queue (when
+ *                          this node leads)
  * @param maxStalls         after this many expired attempts a job ends failed
  * @param drainTimeout      on shutdown, how long running jobs may finish before they are told to stop (an
  *                          attempt is released for other nodes once its handler has returned)
  * @param retention         how long finished jobs are kept (then pruned in bounded batches)
  * @param maxPayloadBytes   the largest encoded payload accepted at enqueue
  * @param unhandledKindTimeout how long an available job whose kind no live node handles may wait before the
- *                          job maintenance leader fails it with a clear error (nodes claim only kinds they
+ *                          maintenance leader fails it with a clear error (nodes claim only kinds they
  *                          handle); positive. A leader fails such jobs only after watching the cluster for
- *                          this long without a failed pass, so a backlog is not failed right after an outage
+ *                          this long without a failed pass, so a backlog is not failed right after an outage.
+ *                          Retention, max stalls and this timeout are declared in the node's row; the leader
+ *                          applies the most conservative of those of the live workers
  */
 public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Duration heartbeatInterval,
                            Duration pollInterval, Duration rescueInterval, int maxStalls, Duration drainTimeout,

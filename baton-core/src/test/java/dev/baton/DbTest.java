@@ -10,7 +10,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.LongSupplier;
@@ -78,7 +77,7 @@ abstract class DbTest {
                 .testHooks(points::reach).ticker(ticker).build()).start();
     }
 
-    /** Both parts of the housekeeping run by hand on the application pool, as the maintenance leaders run them. */
+    /** The cluster's housekeeping run by hand on the application pool, as the maintenance leader runs it. */
     protected Maintenance maintenance(WorkerConfig config, String nodeId) {
         return maintenance(config, nodeId, new JobStore(schema));
     }
@@ -101,8 +100,39 @@ abstract class DbTest {
         Jobs jobs = new Jobs(appPool, store, PayloadCodec.jackson(), WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES);
         return new Maintenance(Db.of(appPool), store, leases, new Schedules(appPool, schema, store, jobs),
                 new Nodes(appPool, schema, leases), new Coordination(appPool, schema, leases, nodeId, System::nanoTime),
-                new Maintenance.Config(config, ownKinds, retention), EnumSet.allOf(Maintenance.Part.class), nodeId,
-                ticker);
+                new Maintenance.Config(config, ownKinds, retention), nodeId, ticker);
+    }
+
+    /** A leader context that ends the term after {@code n} passes, moving {@code clock} on by {@code step} each. */
+    protected static LeaderContext passes(int n, java.util.concurrent.atomic.AtomicLong clock, Duration step) {
+        java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(n);
+        return new LeaderContext() {
+            @Override
+            public LeaseGrant grant() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public void check(Connection transaction) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public <T> T fenced(FencedWork<T> work) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public boolean isCancelled() {
+                return left.get() <= 0;
+            }
+
+            @Override
+            public boolean awaitCancellation(Duration timeout) {
+                clock.addAndGet(step.toNanos());
+                return left.decrementAndGet() <= 0;
+            }
+        };
     }
 
     /** Short timings for tests: L = 1 s, R = 200 ms (L/2 = 500 ms > 2R = 400 ms). */

@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -87,7 +86,10 @@ class JobBadInputTest extends JobBehaviourTestBase {
      */
     @Test
     void J09_aBacklogIsNotFailedAsUnhandledWhenEveryHeartbeatLooksStale() throws Exception {
-        Jobs jobs = Baton.builder(appPool).schema(schema).build().jobs(); // no node is live at all
+        // One live worker (of another kind) declares the job settings; the maintenance node's own row
+        // looks stale, as after an outage, so only its own kinds say that it handles "order".
+        insertLiveWorkerNode("other-worker", "invoice", 300);
+        Jobs jobs = Baton.builder(appPool).schema(schema).build().jobs();
         long order = jobs.enqueue(JobRequest.of("order", new Order("o1", 1))).id();
         long other = jobs.enqueue(JobRequest.of("report", new Item("r1"))).id();
         Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count("SELECT count(*) FROM "
@@ -108,36 +110,17 @@ class JobBadInputTest extends JobBehaviourTestBase {
         assertThat(row(other).state()).isEqualTo("failed");
     }
 
-    /** A leader context that ends the term after {@code n} passes, moving {@code clock} on by {@code step} each. */
-    private static LeaderContext passes(int n, AtomicLong clock, Duration step) {
-        AtomicInteger left = new AtomicInteger(n);
-        return new LeaderContext() {
-            @Override
-            public LeaseGrant grant() {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public void check(java.sql.Connection transaction) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public <T> T fenced(FencedWork<T> work) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public boolean isCancelled() {
-                return left.get() <= 0;
-            }
-
-            @Override
-            public boolean awaitCancellation(Duration timeout) {
-                clock.addAndGet(step.toNanos());
-                return left.decrementAndGet() <= 0;
-            }
-        };
+    /** A live node row of a worker that handles {@code kind} and declares its job settings. */
+    private void insertLiveWorkerNode(String id, String kind, long unhandledKindTimeoutMs) throws Exception {
+        try (var c = pool.getConnection(); var ps = c.prepareStatement("INSERT INTO " + schema + ".node (id, started_at, "
+                + "heartbeat_at, heartbeat_interval_ms, state, protocol_version, meta) VALUES (?, clock_timestamp(), "
+                + "clock_timestamp(), 600000, 'active', 1, jsonb_build_object('kinds', jsonb_build_array(?::text), "
+                + "'jobs', jsonb_build_object('retentionMs', 604800000, 'maxStalls', 3, 'unhandledKindTimeoutMs', ?::bigint)))")) {
+            ps.setString(1, id);
+            ps.setString(2, kind);
+            ps.setLong(3, unhandledKindTimeoutMs);
+            ps.executeUpdate();
+        }
     }
 
     /** A node row as a node of an older version writes it: live, no "kinds" in its metadata. */

@@ -62,6 +62,18 @@ SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, p
  ORDER BY state = 'stopped', coalesce(stopped_at, heartbeat_at) DESC, id
  LIMIT ?
 
+-- name: job_settings
+-- The job settings maintenance applies: the most conservative of those the live nodes that run a worker
+-- declare (the longest retention, the most stalls, the longest unhandled-kind timeout); no row counted
+-- when no worker is live. Parameters: none.
+SELECT count(*) AS workers,
+       max((meta -> 'jobs' ->> 'retentionMs')::bigint) AS retention_ms,
+       max((meta -> 'jobs' ->> 'maxStalls')::int) AS max_stalls,
+       max((meta -> 'jobs' ->> 'unhandledKindTimeoutMs')::bigint) AS unhandled_kind_timeout_ms
+  FROM ${schema}.node
+ WHERE state <> 'stopped' AND meta -> 'jobs' IS NOT NULL
+   AND heartbeat_at + 3 * heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
+
 -- name: prune
 -- Nodes gone for longer than the retention: stopped that long ago, or silent that long (crashed and
 -- never back; default node ids are new at every start). A node is never pruned while it still counts as
