@@ -19,9 +19,10 @@ import org.slf4j.LoggerFactory;
  * once (SKIP LOCKED; predicates re-checked on locked rows).
  *
  * <p>The job settings applied are the cluster's, not the leader's: the most conservative of those the live
- * nodes that run a worker declare in their node rows (the longest job retention, the most stalls, the
- * longest unhandled-kind timeout). A node without a worker may lead, and never applies job settings it was
- * not given; with no worker live, job maintenance waits.
+ * nodes that run a worker declare in their node rows, and the leader's own if it runs one (the longest job
+ * retention, the most stalls, the longest unhandled-kind timeout). A node without a worker may lead, and
+ * never applies job settings it was not given; with no worker live, job maintenance waits (and looks again
+ * at every pass).
  */
 final class Maintenance implements LeaderTask {
     private static final Logger log = LoggerFactory.getLogger(Maintenance.class);
@@ -40,6 +41,16 @@ final class Maintenance implements LeaderTask {
     record JobSettings(Duration retention, int maxStalls, Duration unhandledKindTimeout) {
         static JobSettings of(WorkerConfig w) {
             return new JobSettings(w.retention(), w.maxStalls(), w.unhandledKindTimeout());
+        }
+
+        /** The more conservative of the two, setting by setting. */
+        JobSettings and(JobSettings o) {
+            return new JobSettings(max(retention, o.retention), Math.max(maxStalls, o.maxStalls),
+                    max(unhandledKindTimeout, o.unhandledKindTimeout));
+        }
+
+        private static Duration max(Duration a, Duration b) {
+            return a.compareTo(b) >= 0 ? a : b;
         }
     }
 
@@ -105,8 +116,10 @@ final class Maintenance implements LeaderTask {
         do {
             try {
                 boolean pruneDue = first || ticker.getAsLong() - lastPrune >= PRUNE_INTERVAL.toNanos();
-                if (pruneDue) {
-                    settings = db.call("reading the job settings of the live workers", nodes::jobSettings);
+                if (pruneDue || settings.isEmpty()) {
+                    // Once a minute, and at every pass while no worker looks live (as right after an outage,
+                    // before the heartbeats are back), so the rescue resumes as soon as they are.
+                    settings = clusterJobSettings();
                 }
                 if (settings.isPresent()) {
                     rescueOnce(settings.get());
@@ -124,6 +137,19 @@ final class Maintenance implements LeaderTask {
                 log.warn("maintenance failed, retrying in {}: {}", pause, e.getMessage());
             }
         } while (!ctx.awaitCancellation(pause));
+    }
+
+    /**
+     * The job settings to apply: the most conservative of those the live workers declare and this node's
+     * own (it counts whatever its heartbeat looks like); empty when neither exists.
+     */
+    Optional<JobSettings> clusterJobSettings() throws SQLException {
+        Optional<JobSettings> live = db.call("reading the job settings of the live workers", nodes::jobSettings);
+        Optional<JobSettings> own = config.ownJobSettings();
+        if (live.isPresent() && own.isPresent()) {
+            return Optional.of(live.get().and(own.get()));
+        }
+        return live.isPresent() ? live : own;
     }
 
     /** {@link #rescueOnce(JobSettings)} with this node's own settings (it must run a worker). */

@@ -105,6 +105,12 @@ abstract class DbTest {
 
     /** A leader context that ends the term after {@code n} passes, moving {@code clock} on by {@code step} each. */
     protected static LeaderContext passes(int n, java.util.concurrent.atomic.AtomicLong clock, Duration step) {
+        return passes(n, clock, step, () -> null);
+    }
+
+    /** ... running {@code between} after each pass. */
+    protected static LeaderContext passes(int n, java.util.concurrent.atomic.AtomicLong clock, Duration step,
+                                          org.junit.jupiter.api.function.ThrowingSupplier<?> between) {
         java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(n);
         return new LeaderContext() {
             @Override
@@ -130,6 +136,11 @@ abstract class DbTest {
             @Override
             public boolean awaitCancellation(Duration timeout) {
                 clock.addAndGet(step.toNanos());
+                try {
+                    between.get();
+                } catch (Throwable e) {
+                    throw new AssertionError(e);
+                }
                 return left.decrementAndGet() <= 0;
             }
         };

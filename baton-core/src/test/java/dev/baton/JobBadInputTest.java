@@ -110,12 +110,41 @@ class JobBadInputTest extends JobBehaviourTestBase {
         assertThat(row(other).state()).isEqualTo("failed");
     }
 
+    /**
+     * A node without a worker leads maintenance while no worker looks live (right after an outage, before
+     * the heartbeats are back): job maintenance waits, and resumes at the next pass once a worker's
+     * heartbeat is in, not at the next minute. Protection removed and seen failing: reading the cluster's job
+     * settings only once a minute (with the prune): the expired attempt was still running after the passes.
+     */
+    @Test
+    void aWorkerLessLeaderRescuesOnceAWorkerLooksLiveAgain() throws Exception {
+        Jobs jobs = Baton.builder(appPool).schema(schema).build().jobs();
+        long id = jobs.enqueue(JobRequest.of("order", new Order("o1", 1))).id();
+        try (var c = pool.getConnection()) {
+            Jdbc.execute(c, "UPDATE " + schema + ".job SET state = 'running', attempt = 1, attempt_token = 1, "
+                    + "claimed_by = 'cut-off', attempted_at = clock_timestamp(), "
+                    + "lease_expires_at = clock_timestamp() - interval '1 second' WHERE id = " + id);
+        }
+        AtomicLong clock = new AtomicLong();
+        Maintenance web = maintenance(null, "web", new JobStore(schema), Baton.DEFAULT_RETENTION, Set.of(), clock::get);
+        web.run(passes(1, clock, Duration.ofSeconds(10)));
+        assertThat(row(id).state()).as("no worker live: no job settings, nothing rescued").isEqualTo("running");
+
+        web.run(passes(2, clock, Duration.ofSeconds(10), () -> {
+            insertLiveWorkerNode("back-again", "order", 3_600_000);
+            return null;
+        }));
+        assertThat(row(id).state()).as("rescued at the pass after the worker's heartbeat").isEqualTo("available");
+        assertThat(jobs.get(id).orElseThrow().stallCount()).isEqualTo(1);
+    }
+
     /** A live node row of a worker that handles {@code kind} and declares its job settings. */
     private void insertLiveWorkerNode(String id, String kind, long unhandledKindTimeoutMs) throws Exception {
         try (var c = pool.getConnection(); var ps = c.prepareStatement("INSERT INTO " + schema + ".node (id, started_at, "
                 + "heartbeat_at, heartbeat_interval_ms, state, protocol_version, meta) VALUES (?, clock_timestamp(), "
                 + "clock_timestamp(), 600000, 'active', 1, jsonb_build_object('kinds', jsonb_build_array(?::text), "
-                + "'jobs', jsonb_build_object('retentionMs', 604800000, 'maxStalls', 3, 'unhandledKindTimeoutMs', ?::bigint)))")) {
+                + "'jobs', jsonb_build_object('retentionMs', 604800000, 'maxStalls', 3, 'unhandledKindTimeoutMs', ?::bigint))) "
+                + "ON CONFLICT (id) DO NOTHING")) {
             ps.setString(1, id);
             ps.setString(2, kind);
             ps.setLong(3, unhandledKindTimeoutMs);
