@@ -57,16 +57,7 @@ public final class Revocations {
         Identifiers.name("subject", subject);
         long sent = coord.ticker().getAsLong();
         try {
-            long epoch = coord.db().call("revoking '" + subject + "' in scope '" + scope + "'", c -> {
-                try (PreparedStatement ps = c.prepareStatement(coord.sql().get("revoke_all"))) {
-                    ps.setString(1, scope);
-                    ps.setString(2, subject);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        return rs.getLong(1);
-                    }
-                }
-            });
+            long epoch = epochBy("revoke_all", "revoking '" + subject + "' in scope '" + scope + "'", subject);
             remember(subject, epoch, sent);
             return epoch;
         } catch (SQLException e) {
@@ -88,22 +79,27 @@ public final class Revocations {
             return c.epoch();
         }
         try {
-            long epoch = coord.db().call("reading the revocation epoch of '" + subject + "'", conn -> {
-                try (PreparedStatement ps = conn.prepareStatement(coord.sql().get("epoch"))) {
-                    ps.setString(1, scope);
-                    ps.setString(2, subject);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        return rs.getLong(1);
-                    }
-                }
-            });
+            long epoch = epochBy("epoch", "reading the revocation epoch of '" + subject + "'", subject);
             remember(subject, epoch, now);
             return epoch;
         } catch (SQLException e) {
             throw new BatonException("reading the revocation epoch of '" + subject + "' in scope '" + scope
                     + "' failed, and the value this node knows is older than " + maxStaleness + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Runs {@code statement} (parameters: scope, subject), which answers the subject's epoch. */
+    private long epochBy(String statement, String what, String subject) throws SQLException {
+        return coord.db().call(what, c -> {
+            try (PreparedStatement ps = c.prepareStatement(coord.sql().get(statement))) {
+                ps.setString(1, scope);
+                ps.setString(2, subject);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
     }
 
     /** True while nothing issued under {@code epoch} for the subject has been revoked (see {@link #epoch}). */
