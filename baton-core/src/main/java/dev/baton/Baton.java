@@ -72,6 +72,7 @@ public final class Baton implements AutoCloseable {
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
     /** Baton's own runner (maintenance and the scheduler), started with the node. */
     private final Leadership maintenance;
+
     private volatile boolean started;
     private volatile boolean closed;
 
@@ -85,18 +86,26 @@ public final class Baton implements AutoCloseable {
         this.ticker = b.ticker;
         DataSource listen = b.listenDataSource != null ? b.listenDataSource : coordination;
         // A listen or coordination data source is Baton's own: LISTEN may keep one of its connections.
-        this.notifier = new Notifier(listen, schema, b.notifications,
-                b.listenDataSource != null || b.coordinationDataSource != null);
+        this.notifier = new Notifier(
+                listen, schema, b.notifications, b.listenDataSource != null || b.coordinationDataSource != null);
         this.leases = new Leases(dataSource, schema, hooks, ticker, notifier);
         this.nodes = new Nodes(dataSource, schema, leases);
-        this.registrar = new NodeRegistrar(coordination, schema, nodeId, b.nodeHeartbeat, b.app, b.appVersion,
+        this.registrar = new NodeRegistrar(
+                coordination,
+                schema,
+                nodeId,
+                b.nodeHeartbeat,
+                b.app,
+                b.appVersion,
                 b.worker != null ? List.copyOf(b.handlers.keySet()) : null,
                 b.worker != null ? Maintenance.JobSettings.of(b.worker) : null);
         this.app = b.app;
         this.appVersion = b.appVersion;
         this.declared = List.copyOf(b.schedules.values());
         this.metrics = BatonMetrics.safe(b.metrics);
-        this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker).metrics(metrics).hooks(hooks);
+        this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker)
+                .metrics(metrics)
+                .hooks(hooks);
         this.jobStore = new JobStore(schema).metrics(metrics);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
         this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload);
@@ -106,28 +115,61 @@ public final class Baton implements AutoCloseable {
                     + "sweeps run as jobs: add .worker(WorkerConfig.builder()...build())");
         }
         WorkerConfig workerConfig = b.worker;
-        if (workerConfig != null && !b.sweeps.isEmpty() && !workerConfig.queues().containsKey(SWEEP_QUEUE)) {
+        if (workerConfig != null
+                && !b.sweeps.isEmpty()
+                && !workerConfig.queues().containsKey(SWEEP_QUEUE)) {
             workerConfig = workerConfig.toBuilder().queue(SWEEP_QUEUE, 2).build();
         }
         if (workerConfig == null && !b.handlers.isEmpty()) {
             throw new IllegalArgumentException("job handlers " + b.handlers.keySet() + " were registered but no "
                     + "worker is configured; add .worker(WorkerConfig.builder().queue(\"default\", 10).build())");
         }
-        this.worker = workerConfig == null ? null : new Worker(dataSource, coordination, jobStore, b.handlers,
-                workerConfig, nodeId, b.codec, notifier, hooks, ticker, metrics);
+        this.worker = workerConfig == null
+                ? null
+                : new Worker(
+                        dataSource,
+                        coordination,
+                        jobStore,
+                        b.handlers,
+                        workerConfig,
+                        nodeId,
+                        b.codec,
+                        notifier,
+                        hooks,
+                        ticker,
+                        metrics);
         // Every started node takes part in maintenance, worker or not: a service that only uses leases or
         // the coordination primitives must still get their rows pruned. One node at a time runs it.
-        Maintenance housekeeping = new Maintenance(Db.of(dataSource), jobStore, leases, schedules, nodes, primitives,
-                new Maintenance.Config(workerConfig, workerConfig == null ? Set.of() : b.handlers.keySet(),
-                        b.retention), nodeId, ticker);
-        Duration schedulerPoll = (workerConfig != null ? workerConfig : WorkerConfig.builder().build()).pollInterval();
-        Scheduler schedulerTask = new Scheduler(dataSource, schedules, jobStore, notifier, schedulerPoll, app,
-                appVersion, metrics);
+        Maintenance housekeeping = new Maintenance(
+                Db.of(dataSource),
+                jobStore,
+                leases,
+                schedules,
+                nodes,
+                primitives,
+                new Maintenance.Config(
+                        workerConfig, workerConfig == null ? Set.of() : b.handlers.keySet(), b.retention),
+                nodeId,
+                ticker);
+        Duration schedulerPoll =
+                (workerConfig != null ? workerConfig : WorkerConfig.builder().build()).pollInterval();
+        Scheduler schedulerTask =
+                new Scheduler(dataSource, schedules, jobStore, notifier, schedulerPoll, app, appVersion, metrics);
         // Baton's own runner: test pause points are for the application's leases, never for this one.
         Leases ownLeases = new Leases(dataSource, schema, Hooks.NONE, ticker, notifier);
-        this.maintenance = new Leadership(ownLeases, coordination, dataSource, notifier, MaintenanceTask.LEASE, nodeId,
-                b.maintenance, new MaintenanceTask(List.of(housekeeping, schedulerTask)), LeadershipListener.NONE,
-                Hooks.NONE, ticker, metrics);
+        this.maintenance = new Leadership(
+                ownLeases,
+                coordination,
+                dataSource,
+                notifier,
+                MaintenanceTask.LEASE,
+                nodeId,
+                b.maintenance,
+                new MaintenanceTask(List.of(housekeeping, schedulerTask)),
+                LeadershipListener.NONE,
+                Hooks.NONE,
+                ticker,
+                metrics);
         leaderships.add(maintenance);
     }
 
@@ -191,7 +233,10 @@ public final class Baton implements AutoCloseable {
         }
         maintenance.start();
         started = true;
-        log.info("Baton node '{}' started on schema '{}' (notifications: {})", nodeId, schema,
+        log.info(
+                "Baton node '{}' started on schema '{}' (notifications: {})",
+                nodeId,
+                schema,
                 notifier.listening() ? "LISTEN" : "polling");
         return this;
     }
@@ -250,8 +295,19 @@ public final class Baton implements AutoCloseable {
 
     /** A leadership runner with callbacks (not started). Stopped by {@link #close()}. */
     public Leadership leadership(String name, LeadershipConfig config, LeaderTask task, LeadershipListener listener) {
-        Leadership l = new Leadership(leases, coordination, dataSource, notifier, name, nodeId, config, task, listener,
-                hooks, ticker, metrics);
+        Leadership l = new Leadership(
+                leases,
+                coordination,
+                dataSource,
+                notifier,
+                name,
+                nodeId,
+                config,
+                task,
+                listener,
+                hooks,
+                ticker,
+                metrics);
         leaderships.add(l);
         return l;
     }
@@ -449,8 +505,11 @@ public final class Baton implements AutoCloseable {
             }
             Objects.requireNonNull(task, "task");
             String kind = "baton.sweep:" + name;
-            schedule(Schedule.every("sweep:" + name, interval).job(kind, null).queue(SWEEP_QUEUE)
-                    .misfire(MisfirePolicy.SKIP).maxAttempts(3));
+            schedule(Schedule.every("sweep:" + name, interval)
+                    .job(kind, null)
+                    .queue(SWEEP_QUEUE)
+                    .misfire(MisfirePolicy.SKIP)
+                    .maxAttempts(3));
             handle(kind, Object.class, (ignored, ctx) -> task.run(ctx));
             sweeps.add(name);
             return this;

@@ -45,7 +45,8 @@ public final class ConcurrencyCap {
             throw new IllegalArgumentException("limit must be 1 to 100000, but was " + limit);
         }
         if (localCeiling < 0 || localCeiling > limit) {
-            throw new IllegalArgumentException("localCeiling must be 0 to limit (" + limit + "), but was " + localCeiling);
+            throw new IllegalArgumentException(
+                    "localCeiling must be 0 to limit (" + limit + "), but was " + localCeiling);
         }
         Coordination.requireTtl("slotTtl", slotTtl);
         Coordination.requireDecisionTimeout(timeout);
@@ -69,11 +70,13 @@ public final class ConcurrencyCap {
         Coordination.Decision<Boolean> d;
         try {
             // One transaction, in READ COMMITTED whatever the pool's default isolation (Db.transaction).
-            d = coord.decideInTransaction(timeout, "cap '" + name + "' for key '" + key + "'",
+            d = coord.decideInTransaction(
+                    timeout,
+                    "cap '" + name + "' for key '" + key + "'",
                     tx -> {
                         // One round trip: bounded waits for this transaction, then the lock.
-                        try (PreparedStatement ps = tx.prepareStatement(
-                                coord.sql().get("cap_bounds") + ";\n" + coord.sql().get("advisory_xact_lock"))) {
+                        try (PreparedStatement ps = tx.prepareStatement(coord.sql()
+                                        .get("cap_bounds") + ";\n" + coord.sql().get("advisory_xact_lock"))) {
                             // The lock gives up first, so a held key reads as "refused", not as "no answer".
                             ps.setString(1, Math.max(1, bound / 2) + "ms");
                             ps.setString(2, bound + "ms");
@@ -82,7 +85,8 @@ public final class ConcurrencyCap {
                             ps.execute();
                         }
                         long held;
-                        try (PreparedStatement ps = tx.prepareStatement(coord.sql().get("cap_count"))) {
+                        try (PreparedStatement ps =
+                                tx.prepareStatement(coord.sql().get("cap_count"))) {
                             ps.setString(1, name);
                             ps.setString(2, key);
                             try (ResultSet rs = ps.executeQuery()) {
@@ -93,7 +97,8 @@ public final class ConcurrencyCap {
                         if (held >= limit) {
                             return false;
                         }
-                        try (PreparedStatement ps = tx.prepareStatement(coord.sql().get("cap_insert"))) {
+                        try (PreparedStatement ps =
+                                tx.prepareStatement(coord.sql().get("cap_insert"))) {
                             ps.setString(1, name);
                             ps.setString(2, key);
                             ps.setString(3, holder);
@@ -106,7 +111,8 @@ public final class ConcurrencyCap {
                             throw new SQLException("the caller stopped waiting for this admission", "57014");
                         }
                         return true;
-                    }, abandoned);
+                    },
+                    abandoned);
         } catch (BatonException e) {
             if (e.getCause() instanceof SQLException s && LOCK_NOT_AVAILABLE.equals(s.getSQLState())) {
                 log.debug("cap '{}': admission of key '{}' stayed locked for {}; refused", name, key, timeout);
@@ -118,9 +124,14 @@ public final class ConcurrencyCap {
             return d.value() ? Optional.of(new Permit(key, holder, false)) : Optional.empty();
         }
         coord.countFallback("concurrency_cap");
-        log.warn("cap '{}': the database did not answer within {} ({}); applying this instance's local ceiling of {} "
-                + "for key '{}'", name, timeout, d.failure() == null ? "timed out" : d.failure().getMessage(),
-                localCeiling, key);
+        log.warn(
+                "cap '{}': the database did not answer within {} ({}); applying this instance's local ceiling of {} "
+                        + "for key '{}'",
+                name,
+                timeout,
+                d.failure() == null ? "timed out" : d.failure().getMessage(),
+                localCeiling,
+                key);
         Semaphore s = localSlots.computeIfAbsent(key, k -> new Semaphore(localCeiling));
         return s.tryAcquire() ? Optional.of(new Permit(key, holder, true)) : Optional.empty();
     }
@@ -188,7 +199,11 @@ public final class ConcurrencyCap {
                     }
                 });
             } catch (SQLException e) {
-                log.warn("releasing a slot of cap '{}' key '{}' failed; it expires within {}: {}", name, key, slotTtl,
+                log.warn(
+                        "releasing a slot of cap '{}' key '{}' failed; it expires within {}: {}",
+                        name,
+                        key,
+                        slotTtl,
                         e.getMessage());
             }
         }

@@ -68,8 +68,8 @@ public final class Coordination {
     private volatile Hooks hooks = Hooks.NONE;
     private final Tokens tokens = new Tokens();
     /** Runs database decisions so that the caller can stop waiting at its bound (see {@link #decide}). */
-    private final ThreadPoolExecutor decisions = new ThreadPoolExecutor(0, MAX_DECISIONS_IN_FLIGHT, 30,
-            TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+    private final ThreadPoolExecutor decisions =
+            new ThreadPoolExecutor(0, MAX_DECISIONS_IN_FLIGHT, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
                 Thread t = new Thread(r, "baton-coordination-call");
                 t.setDaemon(true);
                 return t;
@@ -114,7 +114,8 @@ public final class Coordination {
      * still waits for it; a commit that races the end of the wait by a few milliseconds can still land,
      * and a redelivery is then called a duplicate.
      */
-    public boolean firstDelivery(String source, String deliveryId, Duration ttl, Duration timeout, OnTimeout onTimeout) {
+    public boolean firstDelivery(
+            String source, String deliveryId, Duration ttl, Duration timeout, OnTimeout onTimeout) {
         Identifiers.name("source", source);
         if (deliveryId == null || deliveryId.isEmpty() || deliveryId.length() > 500) {
             throw new IllegalArgumentException("deliveryId must be 1 to 500 characters, but was "
@@ -147,19 +148,27 @@ public final class Coordination {
         // ACCEPT: a record committed after the caller gave up is harmless (it processed the delivery as first).
         // REJECT and THROW: the record is committed only if the caller is still waiting for it, or a
         // redelivery would be called a duplicate of one that was never processed.
-        Decision<Boolean> d = onTimeout == OnTimeout.ACCEPT ? decide(timeout, what, record, null)
+        Decision<Boolean> d = onTimeout == OnTimeout.ACCEPT
+                ? decide(timeout, what, record, null)
                 : decideInTransaction(timeout, what, record, abandoned);
         if (d.answered()) {
             return d.value();
         }
         String why = d.failure() == null || QUERY_CANCELED.equals(d.failure().getSQLState())
-                ? "did not answer within " + timeout : "failed (" + d.failure().getMessage() + ")";
+                ? "did not answer within " + timeout
+                : "failed (" + d.failure().getMessage() + ")";
         if (onTimeout == OnTimeout.THROW) {
-            throw new BatonException("dedupe of delivery '" + deliveryId + "' from '" + source + "' " + why, d.failure());
+            throw new BatonException(
+                    "dedupe of delivery '" + deliveryId + "' from '" + source + "' " + why, d.failure());
         }
         countFallback("dedupe");
-        log.warn("dedupe of delivery '{}' from '{}' {}; treating it as {} ({})", deliveryId, source, why,
-                onTimeout == OnTimeout.ACCEPT ? "first (it may be processed twice)" : "a duplicate", onTimeout);
+        log.warn(
+                "dedupe of delivery '{}' from '{}' {}; treating it as {} ({})",
+                deliveryId,
+                source,
+                why,
+                onTimeout == OnTimeout.ACCEPT ? "first (it may be processed twice)" : "a duplicate",
+                onTimeout);
         return onTimeout == OnTimeout.ACCEPT;
     }
 
@@ -191,8 +200,11 @@ public final class Coordination {
         try {
             f = decisions.submit(call);
         } catch (RejectedExecutionException e) {
-            return new Decision<>(false, null, new SQLException(MAX_DECISIONS_IN_FLIGHT + " decisions are already "
-                    + "waiting for the database", "08000"));
+            return new Decision<>(
+                    false,
+                    null,
+                    new SQLException(
+                            MAX_DECISIONS_IN_FLIGHT + " decisions are already " + "waiting for the database", "08000"));
         }
         try {
             return new Decision<>(true, f.get(timeout.toNanos(), TimeUnit.NANOSECONDS), null);
@@ -358,17 +370,19 @@ public final class Coordination {
                     }
                 }
                 granted.set(true);
-                return Db.runApplicationWork("claim on " + sorted, () -> work.apply(new ClaimContext() {
-                    @Override
-                    public Connection connection() {
-                        return c;
-                    }
+                return Db.runApplicationWork(
+                        "claim on " + sorted,
+                        () -> work.apply(new ClaimContext() {
+                            @Override
+                            public Connection connection() {
+                                return c;
+                            }
 
-                    @Override
-                    public void afterCommit(Runnable step) {
-                        afterCommit.add(Objects.requireNonNull(step, "step"));
-                    }
-                }));
+                            @Override
+                            public void afterCommit(Runnable step) {
+                                afterCommit.add(Objects.requireNonNull(step, "step"));
+                            }
+                        }));
             });
         } catch (SQLException e) {
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState()) && !granted.get()) {
@@ -441,8 +455,8 @@ public final class Coordination {
      * included: no answer by then counts as an unreachable database (the local ceiling decides), and a
      * key whose admission lock is held longer (a holder paused inside its admission) is refused.
      */
-    public ConcurrencyCap concurrencyCap(String name, int limit, Duration slotTtl, int localCeiling,
-                                         Duration decisionTimeout) {
+    public ConcurrencyCap concurrencyCap(
+            String name, int limit, Duration slotTtl, int localCeiling, Duration decisionTimeout) {
         return new ConcurrencyCap(this, name, limit, slotTtl, localCeiling, decisionTimeout);
     }
 
@@ -487,8 +501,8 @@ public final class Coordination {
     public int purgeExpired() {
         int total = 0;
         try {
-            for (String stmt : List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates",
-                    "purge_redemptions")) {
+            for (String stmt :
+                    List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates", "purge_redemptions")) {
                 total += Maintenance.batches(db, "purging expired coordination rows", c -> {
                     try (PreparedStatement ps = c.prepareStatement(sql.get(stmt))) {
                         ps.setInt(1, Maintenance.BATCH);
@@ -555,7 +569,8 @@ public final class Coordination {
     static void requireTtl(String what, Duration ttl) {
         Leases.requirePositive(what, ttl, false);
         if (ttl.compareTo(Leases.MIN_TTL) < 0 || ttl.compareTo(Duration.ofDays(3650)) > 0) {
-            throw new IllegalArgumentException(what + " must be between " + Leases.MIN_TTL + " and PT87600H, but was " + ttl);
+            throw new IllegalArgumentException(
+                    what + " must be between " + Leases.MIN_TTL + " and PT87600H, but was " + ttl);
         }
     }
 }

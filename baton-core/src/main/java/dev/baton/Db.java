@@ -43,6 +43,7 @@ final class Db {
     static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
     /** The PostgreSQL versions CI runs the whole suite on: 13 and 18 (and 15). */
     static final int OLDEST_SUPPORTED_SERVER = 130000;
+
     static final int NEWEST_TESTED_SERVER = 180000;
     /** Below 11, statements Baton uses do not exist ({@code hashtextextended}, procedures' syntax). */
     static final int OLDEST_WORKING_SERVER = 110000;
@@ -151,9 +152,12 @@ final class Db {
             d = read(c);
             defaults.set(d);
             if (!d.readCommitted() || !c.getAutoCommit()) {
-                log.info("data source {}: connections come with autoCommit={} and default isolation '{}'; Baton "
-                        + "commits its own transactions and runs them in READ COMMITTED", dataSource.getClass().getName(),
-                        c.getAutoCommit(), d.isolation());
+                log.info(
+                        "data source {}: connections come with autoCommit={} and default isolation '{}'; Baton "
+                                + "commits its own transactions and runs them in READ COMMITTED",
+                        dataSource.getClass().getName(),
+                        c.getAutoCommit(),
+                        d.isolation());
             }
         }
         return d;
@@ -161,9 +165,10 @@ final class Db {
 
     private static Defaults read(Connection c) throws SQLException {
         boolean autoCommit = c.getAutoCommit();
-        try (PreparedStatement ps = c.prepareStatement("SELECT current_setting('default_transaction_isolation'), "
-                + "current_setting('default_transaction_read_only'), current_setting('server_version_num')::int");
-             ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement(
+                        "SELECT current_setting('default_transaction_isolation'), "
+                                + "current_setting('default_transaction_read_only'), current_setting('server_version_num')::int");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return new Defaults(rs.getString(1), "on".equalsIgnoreCase(rs.getString(2)), rs.getInt(3));
         } finally {
@@ -185,22 +190,29 @@ final class Db {
             d = defaults(c);
             readOnly = c.isReadOnly();
         } catch (SQLException e) {
-            throw new BatonException("cannot borrow a connection from the " + role + " data source: " + e.getMessage()
-                    + " (is the database reachable, and is the pool's connection timeout long enough?)", e);
+            throw new BatonException(
+                    "cannot borrow a connection from the " + role + " data source: " + e.getMessage()
+                            + " (is the database reachable, and is the pool's connection timeout long enough?)",
+                    e);
         }
         if (d.serverVersion() < OLDEST_WORKING_SERVER) {
-            throw new IllegalStateException("the " + role + " data source reaches PostgreSQL " + d.serverVersion() / 10000
+            throw new IllegalStateException("the " + role + " data source reaches PostgreSQL "
+                    + d.serverVersion() / 10000
                     + "; Baton needs PostgreSQL " + OLDEST_WORKING_SERVER / 10000 + " or later, and is supported and "
                     + "tested on " + OLDEST_SUPPORTED_SERVER / 10000 + " to " + NEWEST_TESTED_SERVER / 10000);
         }
         if (d.serverVersion() < OLDEST_SUPPORTED_SERVER || d.serverVersion() / 10000 > NEWEST_TESTED_SERVER / 10000) {
-            log.warn("PostgreSQL {} is outside the versions Baton is tested on ({} to {}); it may work, but no test says so",
-                    d.serverVersion() / 10000, OLDEST_SUPPORTED_SERVER / 10000, NEWEST_TESTED_SERVER / 10000);
+            log.warn(
+                    "PostgreSQL {} is outside the versions Baton is tested on ({} to {}); it may work, but no test says so",
+                    d.serverVersion() / 10000,
+                    OLDEST_SUPPORTED_SERVER / 10000,
+                    NEWEST_TESTED_SERVER / 10000);
         }
         if (d.readOnly() || readOnly) {
             throw new IllegalStateException("the " + role + " data source hands out read-only connections ("
-                    + (readOnly ? "Connection.isReadOnly(): a pool configured with readOnly=true"
-                    : "default_transaction_read_only = on: a replica, or a role or database set read-only")
+                    + (readOnly
+                            ? "Connection.isReadOnly(): a pool configured with readOnly=true"
+                            : "default_transaction_read_only = on: a replica, or a role or database set read-only")
                     + "); Baton writes leases, jobs and node heartbeats: give it a data source on the primary with "
                     + "read-write connections");
         }

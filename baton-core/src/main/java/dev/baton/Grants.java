@@ -3,7 +3,6 @@ package dev.baton;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
@@ -44,6 +43,7 @@ public final class Grants {
     public static final int MIN_KEY_BYTES = 32;
     /** The longest lifetime of a grant: grants are for short steps, not sessions. */
     public static final Duration MAX_TTL = Duration.ofDays(1);
+
     private static final String MAC = "HmacSHA256";
     private static final int MAX_TOKEN_CHARS = 2048;
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -120,21 +120,25 @@ public final class Grants {
             return Optional.empty();
         }
         try {
-            boolean first = coord.db().transaction("redeeming a '" + purpose + "' grant",
-                    "; the grant may have been used: ask for a new one", c -> {
-                try (PreparedStatement ps = c.prepareStatement(coord.sql().get("redeem_grant"))) {
-                    Timestamp expires = Timestamp.from(g.expiresAt());
-                    ps.setString(1, purpose);
-                    ps.setString(2, g.id());
-                    ps.setString(3, g.subject());
-                    ps.setTimestamp(4, expires);
-                    ps.setString(5, coord.nodeId());
-                    ps.setTimestamp(6, expires);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        return rs.next();
-                    }
-                }
-            });
+            boolean first = coord.db()
+                    .transaction(
+                            "redeeming a '" + purpose + "' grant",
+                            "; the grant may have been used: ask for a new one",
+                            c -> {
+                                try (PreparedStatement ps =
+                                        c.prepareStatement(coord.sql().get("redeem_grant"))) {
+                                    Timestamp expires = Timestamp.from(g.expiresAt());
+                                    ps.setString(1, purpose);
+                                    ps.setString(2, g.id());
+                                    ps.setString(3, g.subject());
+                                    ps.setTimestamp(4, expires);
+                                    ps.setString(5, coord.nodeId());
+                                    ps.setTimestamp(6, expires);
+                                    try (ResultSet rs = ps.executeQuery()) {
+                                        return rs.next();
+                                    }
+                                }
+                            });
             return first ? Optional.of(g) : Optional.empty();
         } catch (SQLException e) {
             throw new BatonException("redeeming a '" + purpose + "' grant failed: " + e.getMessage(), e);
@@ -164,8 +168,13 @@ public final class Grants {
             if (p.path("v").asInt() != 1 || !purpose.equals(p.path("p").asText(null))) {
                 return Optional.empty();
             }
-            return Optional.of(new Grant(purpose, p.get("s").asText(), p.get("id").asText(), p.get("e").asLong(),
-                    Instant.ofEpochMilli(p.get("iat").asLong()), Instant.ofEpochMilli(p.get("exp").asLong())));
+            return Optional.of(new Grant(
+                    purpose,
+                    p.get("s").asText(),
+                    p.get("id").asText(),
+                    p.get("e").asLong(),
+                    Instant.ofEpochMilli(p.get("iat").asLong()),
+                    Instant.ofEpochMilli(p.get("exp").asLong())));
         } catch (IllegalArgumentException | java.io.IOException | NullPointerException e) {
             return Optional.empty(); // not base64, not JSON, or a field missing: not a grant of ours
         }
@@ -185,7 +194,7 @@ public final class Grants {
         try {
             return coord.db().call("reading the database clock", c -> {
                 try (PreparedStatement ps = c.prepareStatement(coord.sql().get("db_now"));
-                     ResultSet rs = ps.executeQuery()) {
+                        ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     return rs.getTimestamp(1).toInstant();
                 }

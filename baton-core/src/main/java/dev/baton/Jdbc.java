@@ -41,8 +41,10 @@ final class Jdbc {
             c.commit();
         } catch (SQLException e) {
             if (isConnectionFailure(e)) {
-                throw new UnknownOutcomeException("the connection failed during COMMIT of " + what
-                        + "; it may or may not have committed" + hint + " (" + e.getMessage() + ")", e);
+                throw new UnknownOutcomeException(
+                        "the connection failed during COMMIT of " + what + "; it may or may not have committed" + hint
+                                + " (" + e.getMessage() + ")",
+                        e);
             }
             throw e;
         }

@@ -1,6 +1,5 @@
 package dev.baton;
 
-import java.sql.Connection;
 import java.time.Duration;
 
 /** What a {@link JobHandler} gets for one attempt. */

@@ -16,6 +16,7 @@ final class JobErrors {
     static final int MAX_MESSAGE_CHARS = 8_000;
     /** Longest stack trace kept, in characters. */
     static final int MAX_STACK_CHARS = 16_000;
+
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String TRIMMED = "\n... (trimmed)";
 

@@ -18,13 +18,16 @@ import java.util.regex.Pattern;
 public final class JobRequest {
     /** Queue names: lower-case letters, digits, '_', '.', '-'; up to 63 characters. */
     public static final Pattern QUEUE_NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,62}");
+
     public static final String DEFAULT_QUEUE = "default";
     /** Priorities run from 0 (first) to 100 (last). */
     public static final int MIN_PRIORITY = 0;
+
     public static final int MAX_PRIORITY = 100;
     public static final int DEFAULT_PRIORITY = 50;
     /** 25 attempts with the default backoff span about a day and a half. */
     public static final int DEFAULT_MAX_ATTEMPTS = 25;
+
     public static final int MAX_ATTEMPTS_LIMIT = 1000;
 
     final String kind;
@@ -38,8 +41,17 @@ public final class JobRequest {
     final String idempotencyKey;
     final String concurrencyKey;
 
-    private JobRequest(String kind, Object payload, String queue, int priority, Instant runAt, Duration delay,
-                       int maxAttempts, Duration timeout, String idempotencyKey, String concurrencyKey) {
+    private JobRequest(
+            String kind,
+            Object payload,
+            String queue,
+            int priority,
+            Instant runAt,
+            Duration delay,
+            int maxAttempts,
+            Duration timeout,
+            String idempotencyKey,
+            String concurrencyKey) {
         this.kind = kind;
         this.payload = payload;
         this.queue = queue;
@@ -55,13 +67,31 @@ public final class JobRequest {
     /** A job of {@code kind} (1 to 200 characters) with a payload the codec can encode (may be null). */
     public static JobRequest of(String kind, Object payload) {
         Identifiers.name("job kind", kind);
-        return new JobRequest(kind, payload, DEFAULT_QUEUE, DEFAULT_PRIORITY, null, Duration.ZERO,
-                DEFAULT_MAX_ATTEMPTS, null, null, null);
+        return new JobRequest(
+                kind,
+                payload,
+                DEFAULT_QUEUE,
+                DEFAULT_PRIORITY,
+                null,
+                Duration.ZERO,
+                DEFAULT_MAX_ATTEMPTS,
+                null,
+                null,
+                null);
     }
 
     public JobRequest queue(String queue) {
-        return new JobRequest(kind, payload, validQueue(queue), priority, runAt, delay, maxAttempts, timeout,
-                idempotencyKey, concurrencyKey);
+        return new JobRequest(
+                kind,
+                payload,
+                validQueue(queue),
+                priority,
+                runAt,
+                delay,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
+                concurrencyKey);
     }
 
     /** 0 (runs first) to 100 (runs last); default 50. */
@@ -70,38 +100,47 @@ public final class JobRequest {
             throw new IllegalArgumentException("priority must be between " + MIN_PRIORITY + " (first) and "
                     + MAX_PRIORITY + " (last), but was " + priority);
         }
-        return new JobRequest(kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey,
-                concurrencyKey);
+        return new JobRequest(
+                kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
     }
 
     /** Not before this instant (compared with the database clock). Replaces any delay. */
     public JobRequest runAt(Instant runAt) {
-        return new JobRequest(kind, payload, queue, priority, Objects.requireNonNull(runAt, "runAt"), Duration.ZERO,
-                maxAttempts, timeout, idempotencyKey, concurrencyKey);
+        return new JobRequest(
+                kind,
+                payload,
+                queue,
+                priority,
+                Objects.requireNonNull(runAt, "runAt"),
+                Duration.ZERO,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
+                concurrencyKey);
     }
 
     /** Not before this long after enqueue, on the database clock. Replaces any run-at. */
     public JobRequest delay(Duration delay) {
         Leases.requirePositive("delay", delay, true);
-        return new JobRequest(kind, payload, queue, priority, null, delay, maxAttempts, timeout, idempotencyKey,
-                concurrencyKey);
+        return new JobRequest(
+                kind, payload, queue, priority, null, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
     }
 
     /** How many attempts in all (1 to 1000); default 25. */
     public JobRequest maxAttempts(int maxAttempts) {
         if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS_LIMIT) {
-            throw new IllegalArgumentException("maxAttempts must be between 1 and " + MAX_ATTEMPTS_LIMIT
-                    + ", but was " + maxAttempts);
+            throw new IllegalArgumentException(
+                    "maxAttempts must be between 1 and " + MAX_ATTEMPTS_LIMIT + ", but was " + maxAttempts);
         }
-        return new JobRequest(kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey,
-                concurrencyKey);
+        return new JobRequest(
+                kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
     }
 
     /** The handler is cancelled after this long; the attempt then fails (and may be retried). */
     public JobRequest timeout(Duration timeout) {
         Leases.requirePositive("timeout", timeout, false);
-        return new JobRequest(kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey,
-                concurrencyKey);
+        return new JobRequest(
+                kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
     }
 
     /**
@@ -109,13 +148,31 @@ public final class JobRequest {
      * job instead of creating a second one. 1 to 200 characters.
      */
     public JobRequest idempotencyKey(String key) {
-        return new JobRequest(kind, payload, queue, priority, runAt, delay, maxAttempts, timeout,
-                Identifiers.name("idempotencyKey", key), concurrencyKey);
+        return new JobRequest(
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                delay,
+                maxAttempts,
+                timeout,
+                Identifiers.name("idempotencyKey", key),
+                concurrencyKey);
     }
 
     /** At most one job with this key runs at a time, across all nodes. 1 to 200 characters. */
     public JobRequest concurrencyKey(String key) {
-        return new JobRequest(kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey,
+        return new JobRequest(
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                delay,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
                 Identifiers.name("concurrencyKey", key));
     }
 

@@ -8,7 +8,6 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -49,8 +48,16 @@ final class JobStore {
     record Encoded(JobRequest request, String payloadJson) {}
 
     /** A claimed attempt. */
-    record Claimed(long id, String queue, String kind, String payloadJson, int attempt, int maxAttempts, long token,
-                   Long timeoutMs, long waitedMs) {}
+    record Claimed(
+            long id,
+            String queue,
+            String kind,
+            String payloadJson,
+            int attempt,
+            int maxAttempts,
+            long token,
+            Long timeoutMs,
+            long waitedMs) {}
 
     // ---------------------------------------------------------------- enqueue
 
@@ -195,10 +202,18 @@ final class JobStore {
                 while (rs.next()) {
                     long timeout = rs.getLong("timeout_ms");
                     Long timeoutMs = rs.wasNull() ? null : timeout;
-                    out.add(new Claimed(rs.getLong("id"), rs.getString("queue"), rs.getString("kind"),
-                            rs.getString("payload"), rs.getInt("attempt"), rs.getInt("max_attempts"),
-                            rs.getLong("attempt_token"), timeoutMs, rs.getLong("waited_ms")));
-                    metrics.jobClaimed(queue, rs.getString("kind"), Duration.ofMillis(Math.max(0, rs.getLong("waited_ms"))));
+                    out.add(new Claimed(
+                            rs.getLong("id"),
+                            rs.getString("queue"),
+                            rs.getString("kind"),
+                            rs.getString("payload"),
+                            rs.getInt("attempt"),
+                            rs.getInt("max_attempts"),
+                            rs.getLong("attempt_token"),
+                            timeoutMs,
+                            rs.getLong("waited_ms")));
+                    metrics.jobClaimed(
+                            queue, rs.getString("kind"), Duration.ofMillis(Math.max(0, rs.getLong("waited_ms"))));
                 }
             }
             return out;
@@ -239,7 +254,9 @@ final class JobStore {
             try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
                 while (rs.next()) {
                     boolean extended = rs.getBoolean(3);
-                    out.put(rs.getLong(1), !extended ? Beat.LOCKED : rs.getBoolean(2) ? Beat.EXTENDED_CANCEL : Beat.EXTENDED);
+                    out.put(
+                            rs.getLong(1),
+                            !extended ? Beat.LOCKED : rs.getBoolean(2) ? Beat.EXTENDED_CANCEL : Beat.EXTENDED);
                 }
             }
         }
@@ -265,8 +282,8 @@ final class JobStore {
     }
 
     /** Failed (or cancelled) attempts; returns id → new state. */
-    Map<Long, String> fail(Connection c, long[] ids, long[] tokens, String[] errors, Long[] delaysMs,
-                           String[] outcomes) throws SQLException {
+    Map<Long, String> fail(Connection c, long[] ids, long[] tokens, String[] errors, Long[] delaysMs, String[] outcomes)
+            throws SQLException {
         Map<Long, String> out = new LinkedHashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql.get("fail"))) {
             ps.setArray(1, longs(c, ids));
@@ -295,7 +312,8 @@ final class JobStore {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     n++;
-                    metrics.jobRescued(rs.getString("queue"), rs.getString("kind"), "available".equals(rs.getString("state")));
+                    metrics.jobRescued(
+                            rs.getString("queue"), rs.getString("kind"), "available".equals(rs.getString("state")));
                 }
             }
             return n;
@@ -346,13 +364,22 @@ final class JobStore {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
-                return Optional.of(new JobInfo(rs.getLong("id"), rs.getString("queue"), rs.getString("kind"),
-                        rs.getString("payload"), rs.getInt("priority"), JobState.fromDb(rs.getString("state")),
-                        Leases.instant(rs, "run_at"), rs.getInt("attempt"), rs.getInt("max_attempts"),
+                return Optional.of(new JobInfo(
+                        rs.getLong("id"),
+                        rs.getString("queue"),
+                        rs.getString("kind"),
+                        rs.getString("payload"),
+                        rs.getInt("priority"),
+                        JobState.fromDb(rs.getString("state")),
+                        Leases.instant(rs, "run_at"),
+                        rs.getInt("attempt"),
+                        rs.getInt("max_attempts"),
                         Optional.ofNullable(rs.getString("claimed_by")),
                         Optional.ofNullable(rs.getString("concurrency_key")),
-                        Optional.ofNullable(rs.getString("idempotency_key")), rs.getInt("stall_count"),
-                        rs.getBoolean("cancel_requested"), errors.apply(rs.getString("errors")),
+                        Optional.ofNullable(rs.getString("idempotency_key")),
+                        rs.getInt("stall_count"),
+                        rs.getBoolean("cancel_requested"),
+                        errors.apply(rs.getString("errors")),
                         Leases.instant(rs, "created_at"),
                         Optional.ofNullable(Leases.instantOrNull(rs, "finished_at"))));
             }
@@ -362,10 +389,15 @@ final class JobStore {
     /** Depth by queue, on the partial indexes of unfinished jobs. */
     List<QueueStats> stats(Connection c) throws SQLException {
         List<QueueStats> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("queue_stats")); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement(sql.get("queue_stats"));
+                ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
-                out.add(new QueueStats(rs.getString("queue"), rs.getLong("available"), rs.getLong("running"),
-                        Optional.ofNullable(Leases.instantOrNull(rs, "oldest_run_at")), rs.getBoolean("paused")));
+                out.add(new QueueStats(
+                        rs.getString("queue"),
+                        rs.getLong("available"),
+                        rs.getLong("running"),
+                        Optional.ofNullable(Leases.instantOrNull(rs, "oldest_run_at")),
+                        rs.getBoolean("paused")));
             }
         }
         return out;
@@ -374,15 +406,16 @@ final class JobStore {
     /** Finished jobs by queue and state (reads every finished row kept). */
     List<FinishedStats> finishedStats(Connection c) throws SQLException {
         Map<String, long[]> counts = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("finished_stats")); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement(sql.get("finished_stats"));
+                ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 long[] byState = counts.computeIfAbsent(rs.getString("queue"), k -> new long[JobState.values().length]);
                 byState[JobState.fromDb(rs.getString("state")).ordinal()] = rs.getLong("n");
             }
         }
         List<FinishedStats> out = new ArrayList<>();
-        counts.forEach((q, n) -> out.add(new FinishedStats(q, n[JobState.SUCCEEDED.ordinal()],
-                n[JobState.FAILED.ordinal()], n[JobState.CANCELLED.ordinal()])));
+        counts.forEach((q, n) -> out.add(new FinishedStats(
+                q, n[JobState.SUCCEEDED.ordinal()], n[JobState.FAILED.ordinal()], n[JobState.CANCELLED.ordinal()])));
         return out;
     }
 

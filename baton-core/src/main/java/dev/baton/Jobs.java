@@ -20,6 +20,7 @@ import javax.sql.DataSource;
 public final class Jobs {
     /** The most jobs accepted by one batch enqueue. */
     public static final int MAX_BATCH = 10_000;
+
     private static final ObjectMapper ERRORS = new ObjectMapper();
 
     private final Db db;
@@ -70,8 +71,10 @@ public final class Jobs {
         try {
             // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
             // so that a failed lookup never reports as failed a batch that was committed.
-            return db.transaction("a batch enqueue of " + requests.size() + " jobs",
-                    ". Retry with the same idempotency keys to find out", c -> store.enqueueBatch(c, encoded));
+            return db.transaction(
+                    "a batch enqueue of " + requests.size() + " jobs",
+                    ". Retry with the same idempotency keys to find out",
+                    c -> store.enqueueBatch(c, encoded));
         } catch (SQLException ex) {
             throw failure("batch enqueue of " + requests.size() + " jobs", ex);
         }
@@ -165,8 +168,8 @@ public final class Jobs {
     private List<JobStore.Encoded> encodeAll(List<JobRequest> requests) {
         Objects.requireNonNull(requests, "requests");
         if (requests.isEmpty() || requests.size() > MAX_BATCH) {
-            throw new IllegalArgumentException("a batch must hold 1 to " + MAX_BATCH + " jobs, but held "
-                    + requests.size());
+            throw new IllegalArgumentException(
+                    "a batch must hold 1 to " + MAX_BATCH + " jobs, but held " + requests.size());
         }
         List<JobStore.Encoded> out = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
@@ -185,8 +188,10 @@ public final class Jobs {
         try {
             json = codec.encode(request.payload);
         } catch (Exception e) {
-            throw new IllegalArgumentException("payload of a '" + request.kind + "' job cannot be encoded by "
-                    + codec.getClass().getSimpleName() + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "payload of a '" + request.kind + "' job cannot be encoded by "
+                            + codec.getClass().getSimpleName() + ": " + e.getMessage(),
+                    e);
         }
         if (json == null) {
             throw new IllegalArgumentException("payload codec returned null for a '" + request.kind + "' job");
@@ -204,9 +209,13 @@ public final class Jobs {
         List<JobError> out = new ArrayList<>();
         try {
             for (JsonNode e : ERRORS.readTree(json)) {
-                out.add(new JobError(e.path("attempt").asInt(), e.path("node").asText(null),
+                out.add(new JobError(
+                        e.path("attempt").asInt(),
+                        e.path("node").asText(null),
                         e.hasNonNull("at") ? parseInstant(e.get("at").asText()) : null,
-                        e.path("class").asText(null), e.path("message").asText(null), e.path("stack").asText(null)));
+                        e.path("class").asText(null),
+                        e.path("message").asText(null),
+                        e.path("stack").asText(null)));
             }
         } catch (Exception e) {
             out.add(new JobError(0, null, null, "unreadable", json, null));

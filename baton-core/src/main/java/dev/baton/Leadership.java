@@ -66,9 +66,19 @@ public final class Leadership implements AutoCloseable {
     /** Acquire, renew and release: bounded calls on the runner's own connection. */
     private BoundedCalls calls;
 
-    Leadership(Leases leases, DataSource coordination, DataSource writes, Notifier notifier, String name,
-               String owner, LeadershipConfig config, LeaderTask task, LeadershipListener listener, Hooks hooks,
-               LongSupplier ticker, BatonMetrics metrics) {
+    Leadership(
+            Leases leases,
+            DataSource coordination,
+            DataSource writes,
+            Notifier notifier,
+            String name,
+            String owner,
+            LeadershipConfig config,
+            LeaderTask task,
+            LeadershipListener listener,
+            Hooks hooks,
+            LongSupplier ticker,
+            BatonMetrics metrics) {
         this.leases = leases;
         this.coordination = coordination;
         this.writes = writes;
@@ -129,7 +139,9 @@ public final class Leadership implements AutoCloseable {
         }
         if (t != null && t != Thread.currentThread()) {
             try {
-                t.join(config.stopTimeout().plus(config.renewInterval().multipliedBy(3)).toMillis());
+                t.join(config.stopTimeout()
+                        .plus(config.renewInterval().multipliedBy(3))
+                        .toMillis());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -169,8 +181,16 @@ public final class Leadership implements AutoCloseable {
                 long wait;
                 try {
                     long bound = config.renewInterval().toNanos();
-                    Leases.Attempt attempt = calls.call(c -> leases.attemptOn(c, name, owner,
-                            config.leaseTtl(), null, acquisition, BoundedCalls.serverMillis(bound)), bound);
+                    Leases.Attempt attempt = calls.call(
+                            c -> leases.attemptOn(
+                                    c,
+                                    name,
+                                    owner,
+                                    config.leaseTtl(),
+                                    null,
+                                    acquisition,
+                                    BoundedCalls.serverMillis(bound)),
+                            bound);
                     if (attempt.grant().isPresent()) {
                         RevocationReason ended = lead(attempt.grant().get());
                         if (ended == RevocationReason.TASK_COMPLETED || ended == RevocationReason.TASK_FAILED) {
@@ -185,7 +205,8 @@ public final class Leadership implements AutoCloseable {
                     // known to arrive, a release wakes us, so only the expiry matters: an idle
                     // candidate then costs one query per lease term, not one per poll.
                     long untilExpiry = attempt.expiresInNanos() + 1_000_000;
-                    wait = notifier.listening() ? untilExpiry
+                    wait = notifier.listening()
+                            ? untilExpiry
                             : Math.min(Leases.jitter(config.pollInterval().toNanos()), untilExpiry);
                 } catch (TimeoutException | RuntimeException | SQLException e) {
                     log.warn("campaign for lease '{}' by '{}' failed, retrying: {}", name, owner, describe(e));
@@ -242,7 +263,8 @@ public final class Leadership implements AutoCloseable {
             try {
                 LeaseGrant held = current;
                 long bound = Math.min(renewInterval, deadline - send);
-                current = calls.call(c -> leases.renew(c, held, config.leaseTtl(), BoundedCalls.serverMillis(bound)), bound);
+                current = calls.call(
+                        c -> leases.renew(c, held, config.leaseTtl(), BoundedCalls.serverMillis(bound)), bound);
                 nextRenew = send + renewInterval;
                 metrics.leaseRenewed(name, Duration.ofNanos(ticker.getAsLong() - send), true);
             } catch (LeaseLostException e) {
@@ -252,8 +274,12 @@ public final class Leadership implements AutoCloseable {
             } catch (TimeoutException | RuntimeException | SQLException e) {
                 metrics.leaseRenewed(name, Duration.ofNanos(ticker.getAsLong() - send), false);
                 // Unconfirmed: keep trying until the local deadline; the lease may still be ours.
-                log.warn("renewal of lease '{}' generation {} not confirmed ({}); deadline in {} ms",
-                        name, grant.generation(), describe(e), (deadline - ticker.getAsLong()) / 1_000_000);
+                log.warn(
+                        "renewal of lease '{}' generation {} not confirmed ({}); deadline in {} ms",
+                        name,
+                        grant.generation(),
+                        describe(e),
+                        (deadline - ticker.getAsLong()) / 1_000_000);
                 nextRenew = ticker.getAsLong() + renewInterval / 4;
             }
         }
@@ -281,8 +307,12 @@ public final class Leadership implements AutoCloseable {
         }
         // Never run two terms' tasks at once in this process.
         while (!t.awaitDone(config.stopTimeout())) {
-            log.warn("leader task of '{}' generation {} still running {} after cancellation; it cannot write "
-                    + "(its writes are fenced) but it holds a thread", name, grant.generation(), config.stopTimeout());
+            log.warn(
+                    "leader task of '{}' generation {} still running {} after cancellation; it cannot write "
+                            + "(its writes are fenced) but it holds a thread",
+                    name,
+                    grant.generation(),
+                    config.stopTimeout());
             if (stopping) {
                 break;
             }
@@ -295,11 +325,19 @@ public final class Leadership implements AutoCloseable {
             try {
                 long bound = config.renewInterval().toNanos();
                 boolean released = calls.call(c -> leases.release(c, grant, BoundedCalls.serverMillis(bound)), bound);
-                log.debug("release of '{}' generation {}: {}", name, grant.generation(), released ? "released" : "no longer ours");
+                log.debug(
+                        "release of '{}' generation {}: {}",
+                        name,
+                        grant.generation(),
+                        released ? "released" : "no longer ours");
                 return;
             } catch (TimeoutException | RuntimeException | SQLException e) {
-                log.warn("release of lease '{}' generation {} failed (attempt {}/3): {}", name, grant.generation(),
-                        attempt, describe(e));
+                log.warn(
+                        "release of lease '{}' generation {} failed (attempt {}/3): {}",
+                        name,
+                        grant.generation(),
+                        attempt,
+                        describe(e));
             }
         }
     }

@@ -22,6 +22,7 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
     public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofMillis(2500);
     /** Candidates poll every 3 s when notifications are unavailable. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(3);
+
     public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(10);
 
     public LeadershipConfig {
@@ -30,13 +31,14 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
         Leases.requirePositive("pollInterval", pollInterval, false);
         Leases.requirePositive("stopTimeout", stopTimeout, true);
         if (leaseTtl.compareTo(Leases.MIN_TTL) < 0 || leaseTtl.compareTo(Leases.MAX_TTL) > 0) {
-            throw new IllegalArgumentException("leaseTtl must be between " + Leases.MIN_TTL + " and " + Leases.MAX_TTL
-                    + ", but was " + leaseTtl);
+            throw new IllegalArgumentException(
+                    "leaseTtl must be between " + Leases.MIN_TTL + " and " + Leases.MAX_TTL + ", but was " + leaseTtl);
         }
         // Each renewal is bounded to R, so two confirmed renewals can be up to 2R apart even with a
         // healthy but slow database; the local deadline L/2 must leave room for that.
         if (leaseTtl.dividedBy(2).compareTo(renewInterval.multipliedBy(2)) <= 0) {
-            throw new IllegalArgumentException("leaseTtl/2 (" + leaseTtl.dividedBy(2) + ") must exceed 2 × renewInterval ("
+            throw new IllegalArgumentException("leaseTtl/2 (" + leaseTtl.dividedBy(2)
+                    + ") must exceed 2 × renewInterval ("
                     + renewInterval.multipliedBy(2) + "); with leaseTtl " + leaseTtl + " use a renewInterval below "
                     + leaseTtl.dividedBy(4) + ", or a longer leaseTtl");
         }
@@ -80,7 +82,8 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
         }
 
         public LeadershipConfig build() {
-            Duration poll = pollInterval != null ? pollInterval
+            Duration poll = pollInterval != null
+                    ? pollInterval
                     : renewInterval.compareTo(DEFAULT_POLL_INTERVAL) < 0 ? renewInterval : DEFAULT_POLL_INTERVAL;
             return new LeadershipConfig(leaseTtl, renewInterval, poll, stopTimeout);
         }

@@ -19,8 +19,14 @@ import java.util.Objects;
  *                    acquired or last renewed this grant was sent; the holder's local deadline is counted
  *                    from here, because the database may have started the TTL any time after it
  */
-public record LeaseGrant(String name, String owner, long generation, Instant acquiredAt, Instant expiresAt,
-                         Duration ttl, long confirmedSendNanos) {
+public record LeaseGrant(
+        String name,
+        String owner,
+        long generation,
+        Instant acquiredAt,
+        Instant expiresAt,
+        Duration ttl,
+        long confirmedSendNanos) {
 
     public LeaseGrant {
         Objects.requireNonNull(name, "name");

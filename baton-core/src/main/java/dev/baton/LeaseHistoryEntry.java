@@ -9,5 +9,10 @@ import java.util.Optional;
  *
  * @param endReason {@code released} or {@code expired} (taken over after expiry)
  */
-public record LeaseHistoryEntry(String name, long generation, String owner, Instant acquiredAt,
-                                Optional<Instant> endedAt, Optional<String> endReason) {}
+public record LeaseHistoryEntry(
+        String name,
+        long generation,
+        String owner,
+        Instant acquiredAt,
+        Optional<Instant> endedAt,
+        Optional<String> endReason) {}

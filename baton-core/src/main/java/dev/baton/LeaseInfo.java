@@ -12,8 +12,15 @@ import java.util.Optional;
  * @param ownerMeta  JSON text the owner attached on acquisition, if any
  * @param dbNow      the database clock when this was read
  */
-public record LeaseInfo(String name, Optional<String> owner, long generation, Instant acquiredAt, Instant renewedAt,
-                        Instant expiresAt, Optional<String> ownerMeta, Instant dbNow) {
+public record LeaseInfo(
+        String name,
+        Optional<String> owner,
+        long generation,
+        Instant acquiredAt,
+        Instant renewedAt,
+        Instant expiresAt,
+        Optional<String> ownerMeta,
+        Instant dbNow) {
 
     /** True when an owner holds the lease and it has not expired on the database clock. */
     public boolean held() {

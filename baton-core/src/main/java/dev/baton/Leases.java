@@ -95,8 +95,8 @@ public final class Leases {
     public Optional<LeaseGrant> tryAcquire(String name, String owner, Duration ttl, String acquisition) {
         Identifiers.name("acquisition", acquisition);
         if (acquisition.length() > 64) {
-            throw new IllegalArgumentException("acquisition must be 1 to 64 characters, but was "
-                    + acquisition.length() + " characters");
+            throw new IllegalArgumentException(
+                    "acquisition must be 1 to 64 characters, but was " + acquisition.length() + " characters");
         }
         return attempt(name, owner, ttl, null, acquisition).grant();
     }
@@ -109,7 +109,8 @@ public final class Leases {
     public Optional<LeaseGrant> tryAcquire(Connection connection, String name, String owner, Duration ttl) {
         validate(name, owner, ttl);
         try {
-            return attemptOn(connection, name, owner, ttl, null, newAcquisition(), 0).grant();
+            return attemptOn(connection, name, owner, ttl, null, newAcquisition(), 0)
+                    .grant();
         } catch (SQLException e) {
             throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
         }
@@ -155,15 +156,17 @@ public final class Leases {
     Attempt attempt(String name, String owner, Duration ttl, String ownerMeta, String acquisition) {
         validate(name, owner, ttl);
         try {
-            return db.call("an acquisition of lease '" + name + "'",
+            return db.call(
+                    "an acquisition of lease '" + name + "'",
                     c -> attemptOn(c, name, owner, ttl, ownerMeta, acquisition, 0));
         } catch (SQLException e) {
             throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
         }
     }
 
-    Attempt attemptOn(Connection c, String name, String owner, Duration ttl, String ownerMeta, String acquisition,
-                      long timeoutMs) throws SQLException {
+    Attempt attemptOn(
+            Connection c, String name, String owner, Duration ttl, String ownerMeta, String acquisition, long timeoutMs)
+            throws SQLException {
         long ttlMs = ttl.toMillis();
         long sent = ticker.getAsLong();
         try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("acquire"), timeoutMs)) {
@@ -181,8 +184,8 @@ public final class Leases {
                 Instant expiresAt = instant(rs, "expires_at");
                 Instant dbNow = instant(rs, "db_now");
                 if (rs.getBoolean("acquired")) {
-                    LeaseGrant grant = new LeaseGrant(name, owner, rs.getLong("generation"), instant(rs, "acquired_at"),
-                            expiresAt, ttl, sent);
+                    LeaseGrant grant = new LeaseGrant(
+                            name, owner, rs.getLong("generation"), instant(rs, "acquired_at"), expiresAt, ttl, sent);
                     closeEarlierHistory(c, grant);
                     return new Attempt(Optional.of(grant), Optional.of(owner), ttl.toNanos());
                 }
@@ -236,8 +239,8 @@ public final class Leases {
             try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
                 hooks.reach(Hooks.Points.RENEW_ANSWERED);
                 if (!rs.next()) {
-                    throw new LeaseLostException(grant, "cannot renew " + grant
-                            + ": the lease expired, was released or was taken over");
+                    throw new LeaseLostException(
+                            grant, "cannot renew " + grant + ": the lease expired, was released or was taken over");
                 }
                 // The database extended the lease no earlier than the send time: the holder's local
                 // deadline counts from there, never from when the answer arrived.
@@ -316,8 +319,10 @@ public final class Leases {
             ps.setLong(3, grant.generation());
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    throw new LeaseLostException(grant, "fenced write rejected: " + grant
-                            + " is no longer the current grant (expired on the database clock, released, or taken over)");
+                    throw new LeaseLostException(
+                            grant,
+                            "fenced write rejected: " + grant
+                                    + " is no longer the current grant (expired on the database clock, released, or taken over)");
                 }
             }
         }
@@ -343,12 +348,15 @@ public final class Leases {
         Objects.requireNonNull(grant, "grant");
         Objects.requireNonNull(work, "work");
         try {
-            return Db.of(dataSource).transaction("a fenced write for " + grant,
-                    ". Retry with the same idempotency key or read back to find out", c -> {
-                        T result = runFenced(c, grant, work);
-                        hooks.reach(Hooks.Points.FENCE_BEFORE_COMMIT);
-                        return result;
-                    });
+            return Db.of(dataSource)
+                    .transaction(
+                            "a fenced write for " + grant,
+                            ". Retry with the same idempotency key or read back to find out",
+                            c -> {
+                                T result = runFenced(c, grant, work);
+                                hooks.reach(Hooks.Points.FENCE_BEFORE_COMMIT);
+                                return result;
+                            });
         } catch (UnknownOutcomeException e) {
             throw endedByIdleTimeout(e.getCause()) ? lostToIdleTimeout(grant) : e;
         } catch (SQLException e) {
@@ -377,9 +385,11 @@ public final class Leases {
     }
 
     private static LeaseLostException lostToIdleTimeout(LeaseGrant grant) {
-        return new LeaseLostException(grant, "fenced write for " + grant + " rolled back: the transaction sat idle "
-                + "holding the fence until its lease ran out, and the server ended it so that a takeover is not "
-                + "blocked; nothing was written");
+        return new LeaseLostException(
+                grant,
+                "fenced write for " + grant + " rolled back: the transaction sat idle "
+                        + "holding the fence until its lease ran out, and the server ended it so that a takeover is not "
+                        + "blocked; nothing was written");
     }
 
     // ---------------------------------------------------------------- inspection
@@ -483,8 +493,11 @@ public final class Leases {
                     try (ResultSet rs = ps.executeQuery()) {
                         List<LeaseHistoryEntry> out = new ArrayList<>();
                         while (rs.next()) {
-                            out.add(new LeaseHistoryEntry(rs.getString("name"), rs.getLong("generation"),
-                                    rs.getString("owner_id"), instant(rs, "acquired_at"),
+                            out.add(new LeaseHistoryEntry(
+                                    rs.getString("name"),
+                                    rs.getLong("generation"),
+                                    rs.getString("owner_id"),
+                                    instant(rs, "acquired_at"),
                                     Optional.ofNullable(instantOrNull(rs, "ended_at")),
                                     Optional.ofNullable(rs.getString("end_reason"))));
                         }
@@ -500,9 +513,15 @@ public final class Leases {
     // ---------------------------------------------------------------- helpers
 
     private static LeaseInfo info(ResultSet rs) throws SQLException {
-        return new LeaseInfo(rs.getString("name"), Optional.ofNullable(rs.getString("owner_id")),
-                rs.getLong("generation"), instant(rs, "acquired_at"), instant(rs, "renewed_at"),
-                instant(rs, "expires_at"), Optional.ofNullable(rs.getString("owner_meta")), instant(rs, "db_now"));
+        return new LeaseInfo(
+                rs.getString("name"),
+                Optional.ofNullable(rs.getString("owner_id")),
+                rs.getLong("generation"),
+                instant(rs, "acquired_at"),
+                instant(rs, "renewed_at"),
+                instant(rs, "expires_at"),
+                Optional.ofNullable(rs.getString("owner_meta")),
+                instant(rs, "db_now"));
     }
 
     static Instant instant(ResultSet rs, String column) throws SQLException {
@@ -525,8 +544,8 @@ public final class Leases {
             throw new IllegalArgumentException("lease ttl must be set, but was null");
         }
         if (ttl.compareTo(MIN_TTL) < 0 || ttl.compareTo(MAX_TTL) > 0) {
-            throw new IllegalArgumentException("lease ttl must be between " + MIN_TTL + " and " + MAX_TTL
-                    + ", but was " + ttl);
+            throw new IllegalArgumentException(
+                    "lease ttl must be between " + MIN_TTL + " and " + MAX_TTL + ", but was " + ttl);
         }
     }
 
@@ -535,8 +554,8 @@ public final class Leases {
             throw new IllegalArgumentException(what + " must be set, but was null");
         }
         if (d.isNegative() || (!zeroAllowed && d.isZero())) {
-            throw new IllegalArgumentException(what + " must be " + (zeroAllowed ? "zero or positive" : "positive")
-                    + ", but was " + d);
+            throw new IllegalArgumentException(
+                    what + " must be " + (zeroAllowed ? "zero or positive" : "positive") + ", but was " + d);
         }
     }
 

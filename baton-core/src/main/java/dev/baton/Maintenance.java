@@ -29,6 +29,7 @@ final class Maintenance implements LeaderTask {
     static final int BATCH = 1000;
     /** Prune at most this many batches per table and run, so one run never holds the database long. */
     static final int MAX_PRUNE_BATCHES = 20;
+
     static final Duration PRUNE_INTERVAL = Duration.ofMinutes(1);
 
     /**
@@ -45,7 +46,9 @@ final class Maintenance implements LeaderTask {
 
         /** The more conservative of the two, setting by setting. */
         JobSettings and(JobSettings o) {
-            return new JobSettings(max(retention, o.retention), Math.max(maxStalls, o.maxStalls),
+            return new JobSettings(
+                    max(retention, o.retention),
+                    Math.max(maxStalls, o.maxStalls),
                     max(unhandledKindTimeout, o.unhandledKindTimeout));
         }
 
@@ -91,8 +94,16 @@ final class Maintenance implements LeaderTask {
     private final String nodeId;
     private final LongSupplier ticker;
 
-    Maintenance(Db db, JobStore jobs, Leases leases, Schedules schedules, Nodes nodes, Coordination coordination,
-                Config config, String nodeId, LongSupplier ticker) {
+    Maintenance(
+            Db db,
+            JobStore jobs,
+            Leases leases,
+            Schedules schedules,
+            Nodes nodes,
+            Coordination coordination,
+            Config config,
+            String nodeId,
+            LongSupplier ticker) {
         this.db = db;
         this.jobs = jobs;
         this.leases = leases;
@@ -106,7 +117,8 @@ final class Maintenance implements LeaderTask {
 
     @Override
     public void run(LeaderContext ctx) {
-        Duration pause = config.worker() != null ? config.worker().rescueInterval() : WorkerConfig.DEFAULT_RESCUE_INTERVAL;
+        Duration pause =
+                config.worker() != null ? config.worker().rescueInterval() : WorkerConfig.DEFAULT_RESCUE_INTERVAL;
         long lastPrune = 0;
         boolean first = true;
         Optional<JobSettings> settings = Optional.empty();
@@ -123,7 +135,8 @@ final class Maintenance implements LeaderTask {
                 }
                 if (settings.isPresent()) {
                     rescueOnce(settings.get());
-                    if (ticker.getAsLong() - watchingSince >= settings.get().unhandledKindTimeout().toNanos()) {
+                    if (ticker.getAsLong() - watchingSince
+                            >= settings.get().unhandledKindTimeout().toNanos()) {
                         failUnhandledOnce(settings.get());
                     }
                 }
@@ -181,11 +194,14 @@ final class Maintenance implements LeaderTask {
 
     int failUnhandledOnce(JobSettings settings) throws SQLException {
         Duration timeout = settings.unhandledKindTimeout();
-        int unhandled = batches("failing jobs of unhandled kinds",
+        int unhandled = batches(
+                "failing jobs of unhandled kinds",
                 c -> jobs.failUnhandled(c, config.ownKinds(), timeout.toMillis(), BATCH));
         if (unhandled > 0) {
-            log.warn("failed {} jobs whose kind no live node handles after waiting {} (unhandledKindTimeout)",
-                    unhandled, timeout);
+            log.warn(
+                    "failed {} jobs whose kind no live node handles after waiting {} (unhandledKindTimeout)",
+                    unhandled,
+                    timeout);
         }
         return unhandled;
     }

@@ -26,15 +26,18 @@ final class MaintenanceTask implements LeaderTask {
         List<Thread> others = new ArrayList<>();
         for (int i = 1; i < parts.size(); i++) {
             LeaderTask part = parts.get(i);
-            Thread t = new Thread(() -> {
-                try {
-                    part.run(ctx);
-                } catch (Exception e) {
-                    if (!ctx.isCancelled()) {
-                        org.slf4j.LoggerFactory.getLogger(MaintenanceTask.class).error("maintenance part failed", e);
-                    }
-                }
-            }, "baton-maintenance-" + part.getClass().getSimpleName());
+            Thread t = new Thread(
+                    () -> {
+                        try {
+                            part.run(ctx);
+                        } catch (Exception e) {
+                            if (!ctx.isCancelled()) {
+                                org.slf4j.LoggerFactory.getLogger(MaintenanceTask.class)
+                                        .error("maintenance part failed", e);
+                            }
+                        }
+                    },
+                    "baton-maintenance-" + part.getClass().getSimpleName());
             t.setDaemon(true);
             others.add(t);
             t.start();

@@ -9,15 +9,25 @@ import java.util.Optional;
  *
  * @param heartbeatInterval how often the node promised to beat; it is stale after {@link #STALE_AFTER_BEATS} missed
  */
-public record NodeInfo(String id, NodeState state, Instant startedAt, Instant heartbeatAt, Duration heartbeatInterval,
-                       Optional<Instant> stoppedAt, int protocolVersion, Optional<String> host, Optional<Long> pid,
-                       Instant dbNow) {
+public record NodeInfo(
+        String id,
+        NodeState state,
+        Instant startedAt,
+        Instant heartbeatAt,
+        Duration heartbeatInterval,
+        Optional<Instant> stoppedAt,
+        int protocolVersion,
+        Optional<String> host,
+        Optional<Long> pid,
+        Instant dbNow) {
     /** A node that has not beaten for this many intervals, and never said it stopped, is stale. */
     public static final int STALE_AFTER_BEATS = 3;
 
     /** True if the node never recorded a clean stop but its heartbeat is overdue (crashed, paused, partitioned). */
     public boolean stale() {
         return state != NodeState.STOPPED
-                && heartbeatAt.plus(heartbeatInterval.multipliedBy(STALE_AFTER_BEATS)).isBefore(dbNow);
+                && heartbeatAt
+                        .plus(heartbeatInterval.multipliedBy(STALE_AFTER_BEATS))
+                        .isBefore(dbNow);
     }
 }

@@ -38,9 +38,11 @@ final class NodeRegistrar {
     private final Duration interval;
     /** This process's registration: tells a restart of this id apart from another live process using it. */
     private final String instance = UUID.randomUUID().toString();
+
     private final String metaJson;
     /** Looked up once: a slow name service must not delay every heartbeat. */
     private final String host = hostName();
+
     private ScheduledExecutorService scheduler;
     /** Heartbeats run bounded (a black-holed socket must not hang them), each on a borrowed connection. */
     private final BoundedCalls calls;
@@ -50,8 +52,15 @@ final class NodeRegistrar {
      * @param jobSettings the job maintenance settings of its worker, declared for the maintenance leader;
      *                    null when it runs no worker
      */
-    NodeRegistrar(DataSource dataSource, String schema, String nodeId, Duration interval, String app, String appVersion,
-                  List<String> kinds, Maintenance.JobSettings jobSettings) {
+    NodeRegistrar(
+            DataSource dataSource,
+            String schema,
+            String nodeId,
+            Duration interval,
+            String app,
+            String appVersion,
+            List<String> kinds,
+            Maintenance.JobSettings jobSettings) {
         this.db = Db.of(dataSource);
         this.sql = Sql.load("node.sql", Identifiers.schema(schema));
         this.nodeId = nodeId;
@@ -66,7 +75,8 @@ final class NodeRegistrar {
             Map<String, Object> jobs = new LinkedHashMap<>();
             jobs.put("retentionMs", jobSettings.retention().toMillis());
             jobs.put("maxStalls", jobSettings.maxStalls());
-            jobs.put("unhandledKindTimeoutMs", jobSettings.unhandledKindTimeout().toMillis());
+            jobs.put(
+                    "unhandledKindTimeoutMs", jobSettings.unhandledKindTimeout().toMillis());
             meta.put("jobs", jobs);
         }
         try {
@@ -87,21 +97,24 @@ final class NodeRegistrar {
             return t;
         });
         long ms = interval.toMillis();
-        scheduler.scheduleWithFixedDelay(this::beatSafely, Leases.jitter(ms * 1_000_000L) / 1_000_000L, ms,
-                TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(
+                this::beatSafely, Leases.jitter(ms * 1_000_000L) / 1_000_000L, ms, TimeUnit.MILLISECONDS);
     }
 
     /** Records one heartbeat; bounded to one interval, on the server too. */
     void runOnce() throws SQLException, TimeoutException {
         long bound = interval.toNanos();
-        boolean recorded = calls.call(c -> {
-            try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), BoundedCalls.serverMillis(bound))) {
-                bindRegistration(ps, Jdbc.boundOffset(BoundedCalls.serverMillis(bound)));
-                try (ResultSet rs = Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound))) {
-                    return rs.next();
-                }
-            }
-        }, bound);
+        boolean recorded = calls.call(
+                c -> {
+                    try (PreparedStatement ps =
+                            Jdbc.prepareBounded(c, sql.get("heartbeat"), BoundedCalls.serverMillis(bound))) {
+                        bindRegistration(ps, Jdbc.boundOffset(BoundedCalls.serverMillis(bound)));
+                        try (ResultSet rs = Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound))) {
+                            return rs.next();
+                        }
+                    }
+                },
+                bound);
         if (!recorded) {
             log.warn("node '{}' is recorded as stopped; heartbeat not recorded", nodeId);
         }
@@ -111,7 +124,9 @@ final class NodeRegistrar {
         try {
             runOnce();
         } catch (SQLException | TimeoutException | RuntimeException e) {
-            log.warn("heartbeat of node '{}' failed: {}", nodeId,
+            log.warn(
+                    "heartbeat of node '{}' failed: {}",
+                    nodeId,
                     e instanceof TimeoutException ? "no answer within " + interval : e.getMessage());
         }
     }
@@ -150,10 +165,15 @@ final class NodeRegistrar {
             ps.setString(2, instance);
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
-                    log.warn("node id '{}' is also registered by a process that looks alive (host {}, pid {}, last "
-                            + "heartbeat {} ms ago): node ids must be unique per running process. Leases still "
-                            + "exclude the two, but status views will mix them up; if that process has just died, "
-                            + "ignore this", nodeId, rs.getString(1), rs.getLong(2), rs.getLong(3));
+                    log.warn(
+                            "node id '{}' is also registered by a process that looks alive (host {}, pid {}, last "
+                                    + "heartbeat {} ms ago): node ids must be unique per running process. Leases still "
+                                    + "exclude the two, but status views will mix them up; if that process has just died, "
+                                    + "ignore this",
+                            nodeId,
+                            rs.getString(1),
+                            rs.getLong(2),
+                            rs.getLong(3));
                 }
             }
         }
@@ -163,18 +183,24 @@ final class NodeRegistrar {
     void setState(NodeState state) {
         long bound = Math.max(interval.toNanos() * 2, 1_000_000_000L);
         try (BoundedCalls once = new BoundedCalls(db.dataSource(), "baton-node-state")) {
-            once.call(c -> {
-                try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("set_state"), BoundedCalls.serverMillis(bound))) {
-                    int o = Jdbc.boundOffset(BoundedCalls.serverMillis(bound));
-                    ps.setString(1 + o, state.dbValue());
-                    ps.setString(2 + o, state.dbValue());
-                    ps.setString(3 + o, nodeId);
-                    Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound));
-                    return null;
-                }
-            }, bound);
+            once.call(
+                    c -> {
+                        try (PreparedStatement ps =
+                                Jdbc.prepareBounded(c, sql.get("set_state"), BoundedCalls.serverMillis(bound))) {
+                            int o = Jdbc.boundOffset(BoundedCalls.serverMillis(bound));
+                            ps.setString(1 + o, state.dbValue());
+                            ps.setString(2 + o, state.dbValue());
+                            ps.setString(3 + o, nodeId);
+                            Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound));
+                            return null;
+                        }
+                    },
+                    bound);
         } catch (SQLException | TimeoutException | RuntimeException e) {
-            log.warn("recording node '{}' as {} failed: {}", nodeId, state,
+            log.warn(
+                    "recording node '{}' as {} failed: {}",
+                    nodeId,
+                    state,
                     e instanceof TimeoutException ? "no answer" : e.getMessage());
         }
     }

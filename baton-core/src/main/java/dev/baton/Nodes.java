@@ -52,13 +52,15 @@ public final class Nodes {
     /** The job settings of the live workers, combined as {@link Maintenance} applies them; empty with no worker live. */
     Optional<Maintenance.JobSettings> jobSettings(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("job_settings"));
-             ResultSet rs = ps.executeQuery()) {
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             if (rs.getLong("workers") == 0) {
                 return Optional.empty();
             }
-            return Optional.of(new Maintenance.JobSettings(Duration.ofMillis(rs.getLong("retention_ms")),
-                    rs.getInt("max_stalls"), Duration.ofMillis(rs.getLong("unhandled_kind_timeout_ms"))));
+            return Optional.of(new Maintenance.JobSettings(
+                    Duration.ofMillis(rs.getLong("retention_ms")),
+                    rs.getInt("max_stalls"),
+                    Duration.ofMillis(rs.getLong("unhandled_kind_timeout_ms"))));
         }
     }
 
@@ -76,8 +78,10 @@ public final class Nodes {
         List<OwnershipView.LeaseOwnership> leaseViews = new ArrayList<>();
         for (LeaseInfo l : held) {
             Optional<String> owner = l.held() ? l.owner() : Optional.empty();
-            owner.ifPresent(o -> owned.computeIfAbsent(o, k -> new ArrayList<>()).add(l.name()));
-            leaseViews.add(new OwnershipView.LeaseOwnership(l, owner, owner.map(nodeIds::contains).orElse(false)));
+            owner.ifPresent(
+                    o -> owned.computeIfAbsent(o, k -> new ArrayList<>()).add(l.name()));
+            leaseViews.add(new OwnershipView.LeaseOwnership(
+                    l, owner, owner.map(nodeIds::contains).orElse(false)));
         }
         List<NodeInfo> sorted = new ArrayList<>(nodes);
         sorted.sort(java.util.Comparator.comparing(NodeInfo::id));
@@ -86,7 +90,9 @@ public final class Nodes {
             List<String> mine = owned.getOrDefault(n.id(), List.of());
             statuses.add(new OwnershipView.NodeStatus(n, role(n, mine), List.copyOf(mine)));
         }
-        Instant dbNow = !nodes.isEmpty() ? nodes.get(0).dbNow() : !held.isEmpty() ? held.get(0).dbNow() : dbNow();
+        Instant dbNow = !nodes.isEmpty()
+                ? nodes.get(0).dbNow()
+                : !held.isEmpty() ? held.get(0).dbNow() : dbNow();
         return new OwnershipView(dbNow, List.copyOf(leaseViews), List.copyOf(statuses));
     }
 
@@ -106,11 +112,16 @@ public final class Nodes {
                         while (rs.next()) {
                             long pid = rs.getLong("pid");
                             Optional<Long> pidOpt = rs.wasNull() ? Optional.empty() : Optional.of(pid);
-                            out.add(new NodeInfo(rs.getString("id"), NodeState.fromDb(rs.getString("state")),
-                                    Leases.instant(rs, "started_at"), Leases.instant(rs, "heartbeat_at"),
+                            out.add(new NodeInfo(
+                                    rs.getString("id"),
+                                    NodeState.fromDb(rs.getString("state")),
+                                    Leases.instant(rs, "started_at"),
+                                    Leases.instant(rs, "heartbeat_at"),
                                     Duration.ofMillis(rs.getLong("heartbeat_interval_ms")),
                                     Optional.ofNullable(Leases.instantOrNull(rs, "stopped_at")),
-                                    rs.getInt("protocol_version"), Optional.ofNullable(rs.getString("host")), pidOpt,
+                                    rs.getInt("protocol_version"),
+                                    Optional.ofNullable(rs.getString("host")),
+                                    pidOpt,
                                     Leases.instant(rs, "db_now")));
                         }
                     }
@@ -135,7 +146,7 @@ public final class Nodes {
         try {
             return db.call("reading the database clock", c -> {
                 try (PreparedStatement ps = c.prepareStatement("SELECT clock_timestamp()");
-                     ResultSet rs = ps.executeQuery()) {
+                        ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     return rs.getTimestamp(1).toInstant();
                 }

@@ -30,12 +30,14 @@ final class Notifier implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Notifier.class);
     /** Lease names cannot hold control characters, so this payload never collides with one. */
     private static final String PROBE_PREFIX = "\u0001probe:";
+
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
     /**
      * LISTEN holds a connection for as long as the node runs. From a shared pool smaller than this, that
      * is too large a share (with 2 connections, half the pool): AUTO then polls instead.
      */
     static final int MIN_POOL_FOR_LISTEN = 4;
+
     private static final Duration RECONNECT_BACKOFF = Duration.ofSeconds(2);
 
     private final DataSource dataSource;
@@ -44,6 +46,7 @@ final class Notifier implements AutoCloseable {
      * application's pool: then its size does not matter for LISTEN.
      */
     private final boolean dedicated;
+
     private final String probeChannel;
     private final List<String> channels;
     private final NotificationMode mode;
@@ -75,10 +78,13 @@ final class Notifier implements AutoCloseable {
         if (mode == NotificationMode.AUTO && !dedicated) {
             java.util.OptionalInt size = PoolSize.of(dataSource);
             if (size.isPresent() && size.getAsInt() < MIN_POOL_FOR_LISTEN) {
-                log.info("not holding a connection for LISTEN: the pool has only {} connections (LISTEN keeps one for "
-                        + "as long as the node runs; from {} on it does). Polling instead: hand-off after a release and "
-                        + "pick-up of new jobs wait for the next poll. Give Baton a listenDataSource to get "
-                        + "notifications anyway", size.getAsInt(), MIN_POOL_FOR_LISTEN);
+                log.info(
+                        "not holding a connection for LISTEN: the pool has only {} connections (LISTEN keeps one for "
+                                + "as long as the node runs; from {} on it does). Polling instead: hand-off after a release and "
+                                + "pick-up of new jobs wait for the next poll. Give Baton a listenDataSource to get "
+                                + "notifications anyway",
+                        size.getAsInt(),
+                        MIN_POOL_FOR_LISTEN);
                 return;
             }
         }
@@ -120,10 +126,14 @@ final class Notifier implements AutoCloseable {
                     }
                     PGConnection pg = c.unwrap(PGConnection.class);
                     if (mode == NotificationMode.AUTO && !probe(pg)) {
-                        log.warn("LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
-                                + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back "
-                                + "to polling; hand-off after a release waits for the next poll. Configure a direct "
-                                + "listenDataSource to get notifications.{}", probeChannel, PROBE_TIMEOUT, prepareHint(pg));
+                        log.warn(
+                                "LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
+                                        + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back "
+                                        + "to polling; hand-off after a release waits for the next poll. Configure a direct "
+                                        + "listenDataSource to get notifications.{}",
+                                probeChannel,
+                                PROBE_TIMEOUT,
+                                prepareHint(pg));
                         ready.countDown();
                         return;
                     }
@@ -148,8 +158,11 @@ final class Notifier implements AutoCloseable {
             } catch (SQLException e) {
                 listening = false;
                 if (!closed) {
-                    log.warn("lease notification listener lost its connection ({}); polling covers the gap, "
-                            + "reconnecting in {}", e.getMessage(), RECONNECT_BACKOFF);
+                    log.warn(
+                            "lease notification listener lost its connection ({}); polling covers the gap, "
+                                    + "reconnecting in {}",
+                            e.getMessage(),
+                            RECONNECT_BACKOFF);
                 }
                 ready.countDown();
                 if (!pause(RECONNECT_BACKOFF)) {
@@ -209,7 +222,7 @@ final class Notifier implements AutoCloseable {
         try {
             return pg.getPrepareThreshold() > 0
                     ? " Also: through a transaction-pooling PgBouncer, server-side prepared statements fail under "
-                    + "concurrency; add prepareThreshold=0 to the JDBC URL."
+                            + "concurrency; add prepareThreshold=0 to the JDBC URL."
                     : "";
         } catch (RuntimeException e) {
             return "";

@@ -41,7 +41,9 @@ public record OwnershipView(Instant dbNow, List<LeaseOwnership> leases, List<Nod
 
     /** The current authorized owner of a lease, if any. */
     public Optional<String> ownerOf(String lease) {
-        return leases.stream().filter(l -> l.lease().name().equals(lease)).findFirst()
+        return leases.stream()
+                .filter(l -> l.lease().name().equals(lease))
+                .findFirst()
                 .flatMap(LeaseOwnership::authorizedOwner);
     }
 }

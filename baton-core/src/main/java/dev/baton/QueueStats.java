@@ -9,5 +9,5 @@ import java.util.Optional;
  *
  * @param oldestAvailableRunAt the due time of the oldest available job (how far behind the queue is)
  */
-public record QueueStats(String queue, long available, long running, Optional<Instant> oldestAvailableRunAt,
-                         boolean paused) {}
+public record QueueStats(
+        String queue, long available, long running, Optional<Instant> oldestAvailableRunAt, boolean paused) {}

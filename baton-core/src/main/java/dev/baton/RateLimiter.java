@@ -56,9 +56,12 @@ public final class RateLimiter {
     public RateDecision tryAcquire(String key) {
         Identifiers.name("limiter key", key);
         long bound = Math.max(1, timeout.toMillis());
-        Coordination.Decision<RateDecision> d = coord.decide(timeout, "rate limiter '" + name + "' for key '" + key + "'",
+        Coordination.Decision<RateDecision> d = coord.decide(
+                timeout,
+                "rate limiter '" + name + "' for key '" + key + "'",
                 c -> {
-                    try (PreparedStatement ps = Jdbc.prepareBounded(c, coord.sql().get("rate_acquire"), bound)) {
+                    try (PreparedStatement ps =
+                            Jdbc.prepareBounded(c, coord.sql().get("rate_acquire"), bound)) {
                         int o = Jdbc.boundOffset(bound);
                         ps.setString(1 + o, name);
                         ps.setString(2 + o, key);
@@ -76,11 +79,12 @@ public final class RateLimiter {
                                 return new RateDecision(false, Duration.ofNanos(emissionUs * 1000), false);
                             }
                             boolean allowed = rs.getBoolean(1);
-                            return new RateDecision(allowed, allowed ? Duration.ZERO
-                                    : Duration.ofNanos(rs.getLong(2) * 1000), false);
+                            return new RateDecision(
+                                    allowed, allowed ? Duration.ZERO : Duration.ofNanos(rs.getLong(2) * 1000), false);
                         }
                     }
-                }, null);
+                },
+                null);
         if (d.answered()) {
             return d.value();
         }
@@ -88,8 +92,12 @@ public final class RateLimiter {
         long now = coord.ticker().getAsLong();
         long last = lastFallbackLog.get();
         if (now - last > 10_000_000_000L && lastFallbackLog.compareAndSet(last, now)) {
-            log.warn("rate limiter '{}': the database did not answer within {} ({}); deciding with the in-process "
-                    + "fallback limit", name, timeout, d.failure() == null ? "timed out" : d.failure().getMessage());
+            log.warn(
+                    "rate limiter '{}': the database did not answer within {} ({}); deciding with the in-process "
+                            + "fallback limit",
+                    name,
+                    timeout,
+                    d.failure() == null ? "timed out" : d.failure().getMessage());
         }
         return local(key);
     }

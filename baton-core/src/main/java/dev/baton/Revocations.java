@@ -38,8 +38,8 @@ public final class Revocations {
         this.scope = Identifiers.name("revocation scope", scope);
         Leases.requirePositive("maxStaleness", maxStaleness, true);
         if (maxStaleness.compareTo(MAX_STALENESS) > 0) {
-            throw new IllegalArgumentException("maxStaleness must be at most " + MAX_STALENESS + ", but was "
-                    + maxStaleness);
+            throw new IllegalArgumentException(
+                    "maxStaleness must be at most " + MAX_STALENESS + ", but was " + maxStaleness);
         }
         this.maxStaleness = maxStaleness;
     }
@@ -61,7 +61,8 @@ public final class Revocations {
             remember(subject, epoch, sent);
             return epoch;
         } catch (SQLException e) {
-            throw new BatonException("revoking '" + subject + "' in scope '" + scope + "' failed: " + e.getMessage(), e);
+            throw new BatonException(
+                    "revoking '" + subject + "' in scope '" + scope + "' failed: " + e.getMessage(), e);
         }
     }
 
@@ -83,8 +84,11 @@ public final class Revocations {
             remember(subject, epoch, now);
             return epoch;
         } catch (SQLException e) {
-            throw new BatonException("reading the revocation epoch of '" + subject + "' in scope '" + scope
-                    + "' failed, and the value this node knows is older than " + maxStaleness + ": " + e.getMessage(), e);
+            throw new BatonException(
+                    "reading the revocation epoch of '" + subject + "' in scope '" + scope
+                            + "' failed, and the value this node knows is older than " + maxStaleness + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 

@@ -17,7 +17,10 @@ final class SafeMetrics implements BatonMetrics {
     private void failed(RuntimeException e) {
         if (!warned) {
             warned = true;
-            log.warn("metrics implementation {} threw; ignored (logged once)", delegate.getClass().getName(), e);
+            log.warn(
+                    "metrics implementation {} threw; ignored (logged once)",
+                    delegate.getClass().getName(),
+                    e);
         }
     }
 

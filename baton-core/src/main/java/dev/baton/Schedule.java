@@ -37,6 +37,7 @@ import java.util.Optional;
 public final class Schedule {
     /** Missed instants older than this are handled by the misfire policy; default 1 minute. */
     public static final Duration DEFAULT_MISFIRE_THRESHOLD = Duration.ofMinutes(1);
+
     public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
     /**
      * Schedule names: 1 to 150 characters. Each job a schedule enqueues carries keys derived from its
@@ -44,10 +45,15 @@ public final class Schedule {
      * a longer name is refused here rather than failing later, at every firing.
      */
     public static final int MAX_NAME_LENGTH = 150;
-    private static final CronParser UNIX = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
-    private static final CronParser SECONDS = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.SPRING53));
 
-    enum Kind { CRON, INTERVAL }
+    private static final CronParser UNIX = new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.UNIX));
+    private static final CronParser SECONDS =
+            new CronParser(CronDefinitionBuilder.instanceDefinitionFor(CronType.SPRING53));
+
+    enum Kind {
+        CRON,
+        INTERVAL
+    }
 
     final String name;
     final Kind kind;
@@ -65,9 +71,22 @@ public final class Schedule {
     private final ExecutionTime cron;
     private final long intervalMs;
 
-    private Schedule(String name, Kind kind, String spec, ZoneId zone, String jobKind, Object payload, String queue,
-                     int priority, int maxAttempts, MisfirePolicy misfire, int catchUpLimit,
-                     Duration misfireThreshold, boolean allowOverlap, ExecutionTime cron, long intervalMs) {
+    private Schedule(
+            String name,
+            Kind kind,
+            String spec,
+            ZoneId zone,
+            String jobKind,
+            Object payload,
+            String queue,
+            int priority,
+            int maxAttempts,
+            MisfirePolicy misfire,
+            int catchUpLimit,
+            Duration misfireThreshold,
+            boolean allowOverlap,
+            ExecutionTime cron,
+            long intervalMs) {
         this.name = name;
         this.kind = kind;
         this.spec = spec;
@@ -92,28 +111,55 @@ public final class Schedule {
      */
     public static Schedule cron(String name, String expression) {
         validName(name);
-        return new Schedule(name, Kind.CRON, expression, ZoneId.of("UTC"), null, null, JobRequest.DEFAULT_QUEUE,
-                JobRequest.DEFAULT_PRIORITY, JobRequest.DEFAULT_MAX_ATTEMPTS, MisfirePolicy.RUN_ONCE, 0,
-                DEFAULT_MISFIRE_THRESHOLD, false, parse(name, expression), 0);
+        return new Schedule(
+                name,
+                Kind.CRON,
+                expression,
+                ZoneId.of("UTC"),
+                null,
+                null,
+                JobRequest.DEFAULT_QUEUE,
+                JobRequest.DEFAULT_PRIORITY,
+                JobRequest.DEFAULT_MAX_ATTEMPTS,
+                MisfirePolicy.RUN_ONCE,
+                0,
+                DEFAULT_MISFIRE_THRESHOLD,
+                false,
+                parse(name, expression),
+                0);
     }
 
     /** A fixed-interval schedule, aligned to the epoch; at least 100 ms. */
     public static Schedule every(String name, Duration interval) {
         validName(name);
         if (interval == null || interval.compareTo(MIN_INTERVAL) < 0) {
-            throw new IllegalArgumentException("interval of schedule '" + name + "' must be at least " + MIN_INTERVAL
-                    + ", but was " + interval);
+            throw new IllegalArgumentException(
+                    "interval of schedule '" + name + "' must be at least " + MIN_INTERVAL + ", but was " + interval);
         }
-        return new Schedule(name, Kind.INTERVAL, Long.toString(interval.toMillis()), ZoneId.of("UTC"), null, null,
-                JobRequest.DEFAULT_QUEUE, JobRequest.DEFAULT_PRIORITY, JobRequest.DEFAULT_MAX_ATTEMPTS,
-                MisfirePolicy.RUN_ONCE, 0, DEFAULT_MISFIRE_THRESHOLD, false, null, interval.toMillis());
+        return new Schedule(
+                name,
+                Kind.INTERVAL,
+                Long.toString(interval.toMillis()),
+                ZoneId.of("UTC"),
+                null,
+                null,
+                JobRequest.DEFAULT_QUEUE,
+                JobRequest.DEFAULT_PRIORITY,
+                JobRequest.DEFAULT_MAX_ATTEMPTS,
+                MisfirePolicy.RUN_ONCE,
+                0,
+                DEFAULT_MISFIRE_THRESHOLD,
+                false,
+                null,
+                interval.toMillis());
     }
 
     static String validName(String name) {
         Identifiers.name("schedule name", name);
         if (name.length() > MAX_NAME_LENGTH) {
-            throw new IllegalArgumentException("schedule name must be 1 to " + MAX_NAME_LENGTH + " characters (the keys "
-                    + "of its jobs are derived from it), but was " + name.length() + " characters");
+            throw new IllegalArgumentException(
+                    "schedule name must be 1 to " + MAX_NAME_LENGTH + " characters (the keys "
+                            + "of its jobs are derived from it), but was " + name.length() + " characters");
         }
         return name;
     }
@@ -133,15 +179,38 @@ public final class Schedule {
             c.validate();
             return ExecutionTime.forCron(c);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("cron expression '" + expression + "' of schedule '" + name
-                    + "' is invalid: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "cron expression '" + expression + "' of schedule '" + name + "' is invalid: " + e.getMessage(), e);
         }
     }
 
-    private Schedule with(ZoneId zone, String jobKind, Object payload, String queue, int priority, int maxAttempts,
-                          MisfirePolicy misfire, int catchUpLimit, Duration threshold, boolean allowOverlap) {
-        return new Schedule(name, kind, spec, zone, jobKind, payload, queue, priority, maxAttempts, misfire,
-                catchUpLimit, threshold, allowOverlap, cron, intervalMs);
+    private Schedule with(
+            ZoneId zone,
+            String jobKind,
+            Object payload,
+            String queue,
+            int priority,
+            int maxAttempts,
+            MisfirePolicy misfire,
+            int catchUpLimit,
+            Duration threshold,
+            boolean allowOverlap) {
+        return new Schedule(
+                name,
+                kind,
+                spec,
+                zone,
+                jobKind,
+                payload,
+                queue,
+                priority,
+                maxAttempts,
+                misfire,
+                catchUpLimit,
+                threshold,
+                allowOverlap,
+                cron,
+                intervalMs);
     }
 
     /** The time zone cron fields are read in (an IANA id such as "Europe/Berlin"); default UTC. */
@@ -150,38 +219,85 @@ public final class Schedule {
         try {
             z = ZoneId.of(Objects.requireNonNull(zoneId, "zoneId"));
         } catch (DateTimeException e) {
-            throw new IllegalArgumentException("time zone '" + zoneId + "' of schedule '" + name + "' is unknown: "
-                    + e.getMessage() + " (use an IANA id such as Europe/Berlin)", e);
+            throw new IllegalArgumentException(
+                    "time zone '" + zoneId + "' of schedule '" + name + "' is unknown: " + e.getMessage()
+                            + " (use an IANA id such as Europe/Berlin)",
+                    e);
         }
         if (kind == Kind.INTERVAL && !z.equals(ZoneId.of("UTC"))) {
-            throw new IllegalArgumentException("schedule '" + name + "' is a fixed interval; a time zone applies only "
-                    + "to cron schedules");
+            throw new IllegalArgumentException(
+                    "schedule '" + name + "' is a fixed interval; a time zone applies only " + "to cron schedules");
         }
-        return with(z, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+        return with(
+                z,
+                jobKind,
+                payload,
+                queue,
+                priority,
+                maxAttempts,
+                misfire,
+                catchUpLimit,
+                misfireThreshold,
                 allowOverlap);
     }
 
     /** The job each due instant enqueues: its kind and payload (encoded by the Baton's codec). */
     public Schedule job(String kind, Object payload) {
         Identifiers.name("job kind", kind);
-        return with(zone, kind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+        return with(
+                zone,
+                kind,
+                payload,
+                queue,
+                priority,
+                maxAttempts,
+                misfire,
+                catchUpLimit,
+                misfireThreshold,
                 allowOverlap);
     }
 
     public Schedule queue(String queue) {
-        return with(zone, jobKind, payload, JobRequest.validQueue(queue), priority, maxAttempts, misfire, catchUpLimit,
-                misfireThreshold, allowOverlap);
+        return with(
+                zone,
+                jobKind,
+                payload,
+                JobRequest.validQueue(queue),
+                priority,
+                maxAttempts,
+                misfire,
+                catchUpLimit,
+                misfireThreshold,
+                allowOverlap);
     }
 
     public Schedule priority(int priority) {
         JobRequest.of("x", null).priority(priority); // same rule and message as jobs
-        return with(zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+        return with(
+                zone,
+                jobKind,
+                payload,
+                queue,
+                priority,
+                maxAttempts,
+                misfire,
+                catchUpLimit,
+                misfireThreshold,
                 allowOverlap);
     }
 
     public Schedule maxAttempts(int maxAttempts) {
         JobRequest.of("x", null).maxAttempts(maxAttempts);
-        return with(zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
+        return with(
+                zone,
+                jobKind,
+                payload,
+                queue,
+                priority,
+                maxAttempts,
+                misfire,
+                catchUpLimit,
+                misfireThreshold,
                 allowOverlap);
     }
 
@@ -197,18 +313,27 @@ public final class Schedule {
     /** Catch up on at most {@code maxMissedRuns} (1 to 1000) missed instants after an outage. */
     public Schedule catchUp(int maxMissedRuns) {
         if (maxMissedRuns < 1 || maxMissedRuns > 1000) {
-            throw new IllegalArgumentException("catchUp of schedule '" + name + "' must be 1 to 1000 missed runs, "
-                    + "but was " + maxMissedRuns);
+            throw new IllegalArgumentException(
+                    "catchUp of schedule '" + name + "' must be 1 to 1000 missed runs, " + "but was " + maxMissedRuns);
         }
-        return with(zone, jobKind, payload, queue, priority, maxAttempts, MisfirePolicy.CATCH_UP, maxMissedRuns,
-                misfireThreshold, allowOverlap);
+        return with(
+                zone,
+                jobKind,
+                payload,
+                queue,
+                priority,
+                maxAttempts,
+                MisfirePolicy.CATCH_UP,
+                maxMissedRuns,
+                misfireThreshold,
+                allowOverlap);
     }
 
     /** How late an instant may fire before it counts as missed; default 1 minute. */
     public Schedule misfireThreshold(Duration threshold) {
         Leases.requirePositive("misfireThreshold", threshold, false);
-        return with(zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, threshold,
-                allowOverlap);
+        return with(
+                zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, threshold, allowOverlap);
     }
 
     /**
@@ -216,8 +341,8 @@ public final class Schedule {
      * schedule share a concurrency key, so the next waits for the previous to finish).
      */
     public Schedule allowOverlap(boolean allow) {
-        return with(zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold,
-                allow);
+        return with(
+                zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold, allow);
     }
 
     public String name() {
@@ -268,8 +393,8 @@ public final class Schedule {
             try {
                 ms = Long.parseLong(spec);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("stored interval '" + spec + "' of schedule '" + name
-                        + "' is not a number of milliseconds", e);
+                throw new IllegalArgumentException(
+                        "stored interval '" + spec + "' of schedule '" + name + "' is not a number of milliseconds", e);
             }
             s = every(name, Duration.ofMillis(ms));
         } else {

@@ -14,12 +14,29 @@ import java.util.Optional;
  * @param errorCount     failed attempts to fire since it last fired
  * @param lastError      why the last attempt to fire failed
  */
-public record ScheduleInfo(String name, String ownerApp, String specKind, String spec, String timeZone,
-                           String jobKind, String queue, String misfirePolicy, boolean allowOverlap, boolean enabled,
-                           boolean paused, List<String> declaredBy, String definitionVersion, Instant nextRunAt,
-                           Optional<Instant> lastDueAt, Optional<Instant> lastFiredAt, Optional<Long> lastJobId,
-                           Optional<JobState> lastJobState, long misfiredTotal, Optional<Instant> failingSince,
-                           int errorCount, Optional<String> lastError) {
+public record ScheduleInfo(
+        String name,
+        String ownerApp,
+        String specKind,
+        String spec,
+        String timeZone,
+        String jobKind,
+        String queue,
+        String misfirePolicy,
+        boolean allowOverlap,
+        boolean enabled,
+        boolean paused,
+        List<String> declaredBy,
+        String definitionVersion,
+        Instant nextRunAt,
+        Optional<Instant> lastDueAt,
+        Optional<Instant> lastFiredAt,
+        Optional<Long> lastJobId,
+        Optional<JobState> lastJobState,
+        long misfiredTotal,
+        Optional<Instant> failingSince,
+        int errorCount,
+        Optional<String> lastError) {
     /** True while the schedule cannot fire (it is retried with a backoff and reported). */
     public boolean failing() {
         return failingSince.isPresent();

@@ -1,6 +1,5 @@
 package dev.baton;
 
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -25,6 +24,7 @@ final class Scheduler implements LeaderTask {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
     /** Due instants computed per schedule and firing, at most. */
     static final int MAX_INSTANTS = 10_000;
+
     static final int BATCH = 100;
     static final Duration ORPHAN_CHECK = Duration.ofMinutes(1);
     /** Instants far past any real schedule: a cron that never fires again parks here. */
@@ -39,8 +39,15 @@ final class Scheduler implements LeaderTask {
     private final String appVersion;
     private final BatonMetrics metrics;
 
-    Scheduler(DataSource dataSource, Schedules schedules, JobStore jobStore, Notifier notifier, Duration pollInterval,
-              String app, String appVersion, BatonMetrics metrics) {
+    Scheduler(
+            DataSource dataSource,
+            Schedules schedules,
+            JobStore jobStore,
+            Notifier notifier,
+            Duration pollInterval,
+            String app,
+            String appVersion,
+            BatonMetrics metrics) {
         this.db = Db.of(dataSource);
         this.schedules = schedules;
         this.jobStore = jobStore;
@@ -103,7 +110,9 @@ final class Scheduler implements LeaderTask {
                     if (transientFailure(e)) {
                         // A deadlock, serialization failure, lock or statement timeout: the database's moment,
                         // not this schedule's fault. Not recorded as failing; the next pass fires it.
-                        log.warn("schedule '{}' did not fire this pass ({}); retrying at the next", d.name(),
+                        log.warn(
+                                "schedule '{}' did not fire this pass ({}); retrying at the next",
+                                d.name(),
                                 e.getMessage());
                         skipped = true;
                         continue;
@@ -141,14 +150,32 @@ final class Scheduler implements LeaderTask {
         });
         metrics.scheduleFailed(d.name());
         if (count != null && (count <= 3 || Integer.bitCount(count) == 1)) { // 1, 2, 3, 4, 8, 16, ...: not every retry
-            log.warn("schedule '{}' cannot fire its instant {} (failure {} in a row); retrying with a backoff, other "
-                    + "schedules are unaffected: {}", d.name(), d.nextRunAt(), count, error);
+            log.warn(
+                    "schedule '{}' cannot fire its instant {} (failure {} in a row); retrying with a backoff, other "
+                            + "schedules are unaffected: {}",
+                    d.name(),
+                    d.nextRunAt(),
+                    count,
+                    error);
         }
     }
 
-    private record Due(String name, String specKind, String spec, String zone, String jobKind, String queue,
-                       String payload, int priority, int maxAttempts, String misfire, int catchUpLimit,
-                       long thresholdMs, boolean allowOverlap, Instant nextRunAt, Instant dbNow) {}
+    private record Due(
+            String name,
+            String specKind,
+            String spec,
+            String zone,
+            String jobKind,
+            String queue,
+            String payload,
+            int priority,
+            int maxAttempts,
+            String misfire,
+            int catchUpLimit,
+            long thresholdMs,
+            boolean allowOverlap,
+            Instant nextRunAt,
+            Instant dbNow) {}
 
     private List<Due> due() throws SQLException {
         return db.call("reading due schedules", c -> {
@@ -157,12 +184,22 @@ final class Scheduler implements LeaderTask {
                 ps.setInt(1, BATCH);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        out.add(new Due(rs.getString("name"), rs.getString("spec_kind"), rs.getString("spec"),
-                                rs.getString("time_zone"), rs.getString("job_kind"), rs.getString("job_queue"),
-                                rs.getString("job_payload"), rs.getInt("job_priority"), rs.getInt("job_max_attempts"),
-                                rs.getString("misfire_policy"), rs.getInt("catch_up_limit"),
-                                rs.getLong("misfire_threshold_ms"), rs.getBoolean("allow_overlap"),
-                                Leases.instant(rs, "next_run_at"), Leases.instant(rs, "db_now")));
+                        out.add(new Due(
+                                rs.getString("name"),
+                                rs.getString("spec_kind"),
+                                rs.getString("spec"),
+                                rs.getString("time_zone"),
+                                rs.getString("job_kind"),
+                                rs.getString("job_queue"),
+                                rs.getString("job_payload"),
+                                rs.getInt("job_priority"),
+                                rs.getInt("job_max_attempts"),
+                                rs.getString("misfire_policy"),
+                                rs.getInt("catch_up_limit"),
+                                rs.getLong("misfire_threshold_ms"),
+                                rs.getBoolean("allow_overlap"),
+                                Leases.instant(rs, "next_run_at"),
+                                Leases.instant(rs, "db_now")));
                     }
                 }
             }
@@ -173,14 +210,15 @@ final class Scheduler implements LeaderTask {
     private long untilNextDueNanos() throws SQLException {
         return db.call("reading the next due schedule", c -> {
             try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("next_due"));
-                 ResultSet rs = ps.executeQuery()) {
+                    ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 Object v = rs.getObject(1);
                 if (v == null) {
                     return Long.MAX_VALUE;
                 }
                 org.postgresql.util.PGInterval i = (org.postgresql.util.PGInterval) v;
-                double seconds = i.getDays() * 86_400.0 + i.getHours() * 3600.0 + i.getMinutes() * 60.0 + i.getSeconds();
+                double seconds =
+                        i.getDays() * 86_400.0 + i.getHours() * 3600.0 + i.getMinutes() * 60.0 + i.getSeconds();
                 return (long) (seconds * 1e9);
             }
         });
@@ -199,8 +237,11 @@ final class Scheduler implements LeaderTask {
             metrics.scheduleFired(d.name(), Duration.between(due, fired.now()));
         }
         if (fired.dropped() > 0) {
-            log.warn("schedule '{}': {} due instant(s) missed and dropped by misfire policy {}", d.name(),
-                    fired.dropped(), d.misfire());
+            log.warn(
+                    "schedule '{}': {} due instant(s) missed and dropped by misfire policy {}",
+                    d.name(),
+                    fired.dropped(),
+                    d.misfire());
         }
         return fired.instants().size();
     }
@@ -249,12 +290,16 @@ final class Scheduler implements LeaderTask {
             long dropped = instants.size() - fire.size() + (truncated ? 1 : 0);
             Long lastJob = null;
             for (Instant due : fire) {
-                JobRequest r = JobRequest.of(d.jobKind(), null).queue(d.queue()).priority(d.priority())
-                        .maxAttempts(d.maxAttempts()).idempotencyKey(Schedule.idempotencyKey(d.name(), due));
+                JobRequest r = JobRequest.of(d.jobKind(), null)
+                        .queue(d.queue())
+                        .priority(d.priority())
+                        .maxAttempts(d.maxAttempts())
+                        .idempotencyKey(Schedule.idempotencyKey(d.name(), due));
                 if (!d.allowOverlap()) {
                     r = r.concurrencyKey("schedule:" + d.name());
                 }
-                lastJob = jobStore.enqueueOne(c, new JobStore.Encoded(r, d.payload())).id();
+                lastJob = jobStore.enqueueOne(c, new JobStore.Encoded(r, d.payload()))
+                        .id();
             }
             int advanced;
             try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("advance"))) {

@@ -26,7 +26,6 @@ import org.slf4j.LoggerFactory;
 public final class Schedules {
     private static final Logger log = LoggerFactory.getLogger(Schedules.class);
 
-
     private final Db db;
     private final Sql sql;
     private final JobStore jobStore;
@@ -75,17 +74,30 @@ public final class Schedules {
                             long jobId = rs.getLong("last_job_id");
                             Optional<Long> lastJob = rs.wasNull() ? Optional.empty() : Optional.of(jobId);
                             String state = rs.getString("last_job_state");
-                            out.add(new ScheduleInfo(rs.getString("name"), rs.getString("owner_app"),
-                                    rs.getString("spec_kind"), rs.getString("spec"), rs.getString("time_zone"),
-                                    rs.getString("job_kind"), rs.getString("job_queue"), rs.getString("misfire_policy"),
-                                    rs.getBoolean("allow_overlap"), rs.getBoolean("enabled"), rs.getBoolean("paused"),
-                                    Arrays.asList((String[]) rs.getArray("declared_by").getArray()),
-                                    rs.getString("definition_version"), Leases.instant(rs, "next_run_at"),
+                            out.add(new ScheduleInfo(
+                                    rs.getString("name"),
+                                    rs.getString("owner_app"),
+                                    rs.getString("spec_kind"),
+                                    rs.getString("spec"),
+                                    rs.getString("time_zone"),
+                                    rs.getString("job_kind"),
+                                    rs.getString("job_queue"),
+                                    rs.getString("misfire_policy"),
+                                    rs.getBoolean("allow_overlap"),
+                                    rs.getBoolean("enabled"),
+                                    rs.getBoolean("paused"),
+                                    Arrays.asList((String[])
+                                            rs.getArray("declared_by").getArray()),
+                                    rs.getString("definition_version"),
+                                    Leases.instant(rs, "next_run_at"),
                                     Optional.ofNullable(Leases.instantOrNull(rs, "last_due_at")),
-                                    Optional.ofNullable(Leases.instantOrNull(rs, "last_fired_at")), lastJob,
-                                    Optional.ofNullable(state).map(JobState::fromDb), rs.getLong("misfired_total"),
+                                    Optional.ofNullable(Leases.instantOrNull(rs, "last_fired_at")),
+                                    lastJob,
+                                    Optional.ofNullable(state).map(JobState::fromDb),
+                                    rs.getLong("misfired_total"),
                                     Optional.ofNullable(Leases.instantOrNull(rs, "failing_since")),
-                                    rs.getInt("error_count"), Optional.ofNullable(rs.getString("last_error"))));
+                                    rs.getInt("error_count"),
+                                    Optional.ofNullable(rs.getString("last_error"))));
                         }
                     }
                     return out;
@@ -127,9 +139,12 @@ public final class Schedules {
                 if (!rs.next()) {
                     throw new IllegalArgumentException("no schedule named '" + name + "'");
                 }
-                JobRequest r = JobRequest.of(rs.getString(1), null).queue(rs.getString(2)).priority(rs.getInt(4))
+                JobRequest r = JobRequest.of(rs.getString(1), null)
+                        .queue(rs.getString(2))
+                        .priority(rs.getInt(4))
                         .maxAttempts(rs.getInt(5))
-                        .idempotencyKey("schedule:" + name + ":manual:" + rs.getTimestamp(7).toInstant());
+                        .idempotencyKey("schedule:" + name + ":manual:"
+                                + rs.getTimestamp(7).toInstant());
                 if (!rs.getBoolean(6)) {
                     r = r.concurrencyKey("schedule:" + name);
                 }
@@ -151,8 +166,8 @@ public final class Schedules {
                 }
             });
         } catch (SQLException e) {
-            throw new BatonException((paused ? "pausing" : "resuming") + " schedule '" + name + "' failed: "
-                    + e.getMessage(), e);
+            throw new BatonException(
+                    (paused ? "pausing" : "resuming") + " schedule '" + name + "' failed: " + e.getMessage(), e);
         }
     }
 
@@ -207,15 +222,15 @@ public final class Schedules {
                 return null;
             });
         } catch (SQLException e) {
-            throw new BatonException("declaring the schedules of '" + app + "' " + version + " failed: "
-                    + e.getMessage(), e);
+            throw new BatonException(
+                    "declaring the schedules of '" + app + "' " + version + " failed: " + e.getMessage(), e);
         }
     }
 
     private void declareOne(Connection c, String app, String version, Schedule s, Instant now) throws SQLException {
         String payload = jobs.encode(JobRequest.of(s.jobKind, s.payload)).payloadJson();
-        Instant first = s.nextAfter(now).orElseThrow(() -> new IllegalArgumentException(
-                "schedule '" + s.name + "' never fires after " + now));
+        Instant first = s.nextAfter(now)
+                .orElseThrow(() -> new IllegalArgumentException("schedule '" + s.name + "' never fires after " + now));
         try (PreparedStatement ps = c.prepareStatement(sql.get("get_for_update"))) {
             ps.setString(1, s.name);
             try (ResultSet rs = ps.executeQuery()) {
@@ -236,12 +251,17 @@ public final class Schedules {
                             + "'; application '" + app + "' cannot declare it (pick another name)");
                 }
                 String stored = rs.getString("definition_version");
-                boolean sameTiming = rs.getString("spec_kind").equals(s.specKindDb()) && rs.getString("spec").equals(s.spec)
+                boolean sameTiming = rs.getString("spec_kind").equals(s.specKindDb())
+                        && rs.getString("spec").equals(s.spec)
                         && rs.getString("time_zone").equals(s.zone.getId());
-                boolean same = sameTiming && rs.getString("job_kind").equals(s.jobKind)
-                        && rs.getString("job_queue").equals(s.queue) && rs.getString("job_payload").equals(payloadNormal(c, payload))
-                        && rs.getInt("job_priority") == s.priority && rs.getInt("job_max_attempts") == s.maxAttempts
-                        && rs.getString("misfire_policy").equals(s.misfireDb()) && rs.getInt("catch_up_limit") == s.catchUpLimit
+                boolean same = sameTiming
+                        && rs.getString("job_kind").equals(s.jobKind)
+                        && rs.getString("job_queue").equals(s.queue)
+                        && rs.getString("job_payload").equals(payloadNormal(c, payload))
+                        && rs.getInt("job_priority") == s.priority
+                        && rs.getInt("job_max_attempts") == s.maxAttempts
+                        && rs.getString("misfire_policy").equals(s.misfireDb())
+                        && rs.getInt("catch_up_limit") == s.catchUpLimit
                         && rs.getLong("misfire_threshold_ms") == s.misfireThreshold.toMillis()
                         && rs.getBoolean("allow_overlap") == s.allowOverlap;
                 if (!same && Versions.compare(version, stored) >= 0) {
@@ -257,8 +277,11 @@ public final class Schedules {
                     log.info("schedule '{}' redefined by {} {} (was {})", s.name, app, version, stored);
                 } else {
                     if (!same) {
-                        log.info("schedule '{}': keeping the definition of newer version {} (this node runs {})",
-                                s.name, stored, version);
+                        log.info(
+                                "schedule '{}': keeping the definition of newer version {} (this node runs {})",
+                                s.name,
+                                stored,
+                                version);
                     }
                     try (PreparedStatement up = c.prepareStatement(sql.get("add_declarer"))) {
                         up.setString(1, version);
@@ -353,8 +376,10 @@ public final class Schedules {
                 }
             });
         } catch (SQLException e) {
-            throw new BatonException("reconciling the schedules of '" + params[0] + "' with the live nodes failed ("
-                    + statement + "): " + e.getMessage(), e);
+            throw new BatonException(
+                    "reconciling the schedules of '" + params[0] + "' with the live nodes failed (" + statement + "): "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -372,7 +397,8 @@ public final class Schedules {
     }
 
     static Instant dbNow(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT clock_timestamp()"); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT clock_timestamp()");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getTimestamp(1).toInstant();
         }

@@ -17,8 +17,14 @@ import javax.sql.DataSource;
  */
 final class SchemaMigrator {
     /** The scripts, in order; the newest version this Baton understands is their count. */
-    static final List<String> SCRIPTS = List.of("V1__leases_and_nodes.sql", "V2__jobs.sql", "V3__coordination.sql",
-            "V4__schedules.sql", "V5__envelope.sql", "V6__revocations_and_grants.sql");
+    static final List<String> SCRIPTS = List.of(
+            "V1__leases_and_nodes.sql",
+            "V2__jobs.sql",
+            "V3__coordination.sql",
+            "V4__schedules.sql",
+            "V5__envelope.sql",
+            "V6__revocations_and_grants.sql");
+
     static final int CURRENT_VERSION = SCRIPTS.size();
     /**
      * Per script, the oldest schema version whose code can still run against the schema it leaves (an
@@ -44,9 +50,11 @@ final class SchemaMigrator {
                 if (!schemaExists(c, schema)) {
                     Jdbc.execute(c, "CREATE SCHEMA " + quoted);
                 }
-                Jdbc.execute(c, "CREATE TABLE IF NOT EXISTS " + quoted + ".schema_version ("
-                        + "version int PRIMARY KEY, script text NOT NULL, "
-                        + "applied_at timestamptz NOT NULL DEFAULT clock_timestamp(), applied_by text)");
+                Jdbc.execute(
+                        c,
+                        "CREATE TABLE IF NOT EXISTS " + quoted + ".schema_version ("
+                                + "version int PRIMARY KEY, script text NOT NULL, "
+                                + "applied_at timestamptz NOT NULL DEFAULT clock_timestamp(), applied_by text)");
                 int found = installedVersion(c, quoted);
                 if (found > CURRENT_VERSION) {
                     requireReadable(c, schema, quoted, found);
@@ -72,10 +80,13 @@ final class SchemaMigrator {
                 return new MigrationResult(schema, found, CURRENT_VERSION, List.copyOf(applied));
             });
         } catch (SQLException e) {
-            throw new BatonException("migrating Baton schema '" + schema + "' failed: " + e.getMessage()
-                    + (e.getSQLState() != null && e.getSQLState().equals("42501")
-                    ? " (permission denied: create the schema for this role first, e.g. CREATE SCHEMA " + schema
-                    + " AUTHORIZATION <role>)" : ""), e);
+            throw new BatonException(
+                    "migrating Baton schema '" + schema + "' failed: " + e.getMessage()
+                            + (e.getSQLState() != null && e.getSQLState().equals("42501")
+                                    ? " (permission denied: create the schema for this role first, e.g. CREATE SCHEMA "
+                                            + schema + " AUTHORIZATION <role>)"
+                                    : ""),
+                    e);
         }
     }
 
@@ -91,10 +102,13 @@ final class SchemaMigrator {
                 if (found > CURRENT_VERSION) {
                     requireReadable(c, schema, quoted, found);
                 } else if (found < CURRENT_VERSION) {
-                    throw new SchemaVersionException("Baton schema '" + schema + "' is at version " + found + " but "
-                            + "this Baton needs version " + CURRENT_VERSION + "; run the migration (Baton.migrate, "
-                            + "`baton migrate`, or the shipped SQL files) or enable migrate-on-start",
-                            found, CURRENT_VERSION);
+                    throw new SchemaVersionException(
+                            "Baton schema '" + schema + "' is at version " + found + " but "
+                                    + "this Baton needs version " + CURRENT_VERSION
+                                    + "; run the migration (Baton.migrate, "
+                                    + "`baton migrate`, or the shipped SQL files) or enable migrate-on-start",
+                            found,
+                            CURRENT_VERSION);
                 }
                 return null;
             });
@@ -110,8 +124,8 @@ final class SchemaMigrator {
     private static void requireReadable(Connection c, String schema, String quoted, int found) throws SQLException {
         Integer readableBy = null;
         if (columnExists(c, schema, "schema_version", "readable_by")) {
-            try (PreparedStatement ps = c.prepareStatement("SELECT readable_by FROM " + quoted
-                    + ".schema_version WHERE version = ?")) {
+            try (PreparedStatement ps =
+                    c.prepareStatement("SELECT readable_by FROM " + quoted + ".schema_version WHERE version = ?")) {
                 ps.setInt(1, found);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
@@ -124,9 +138,15 @@ final class SchemaMigrator {
         if (readableBy == null || readableBy > CURRENT_VERSION) {
             throw tooNew(schema, found);
         }
-        org.slf4j.LoggerFactory.getLogger(SchemaMigrator.class).warn("Baton schema '{}' is at version {}, newer than "
-                + "this Baton ({}); it declares itself usable by version {} and up, so this node runs on it. Upgrade "
-                + "this node when the rollout allows", schema, found, CURRENT_VERSION, readableBy);
+        org.slf4j.LoggerFactory.getLogger(SchemaMigrator.class)
+                .warn(
+                        "Baton schema '{}' is at version {}, newer than "
+                                + "this Baton ({}); it declares itself usable by version {} and up, so this node runs on it. Upgrade "
+                                + "this node when the rollout allows",
+                        schema,
+                        found,
+                        CURRENT_VERSION,
+                        readableBy);
     }
 
     private static boolean columnExists(Connection c, String schema, String table, String column) throws SQLException {
@@ -142,9 +162,13 @@ final class SchemaMigrator {
     }
 
     private static SchemaVersionException tooNew(String schema, int found) {
-        return new SchemaVersionException("Baton schema '" + schema + "' is at version " + found + ", newer than this "
-                + "Baton understands (up to " + CURRENT_VERSION + "). Refusing to start: upgrade Baton on this node, "
-                + "or point it at another schema", found, CURRENT_VERSION);
+        return new SchemaVersionException(
+                "Baton schema '" + schema + "' is at version " + found + ", newer than this "
+                        + "Baton understands (up to " + CURRENT_VERSION
+                        + "). Refusing to start: upgrade Baton on this node, "
+                        + "or point it at another schema",
+                found,
+                CURRENT_VERSION);
     }
 
     private static boolean schemaExists(Connection c, String schema) throws SQLException {
@@ -167,8 +191,9 @@ final class SchemaMigrator {
     }
 
     private static int installedVersion(Connection c, String quoted) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT coalesce(max(version), 0) FROM " + quoted + ".schema_version");
-             ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps =
+                        c.prepareStatement("SELECT coalesce(max(version), 0) FROM " + quoted + ".schema_version");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getInt(1);
         }

@@ -52,7 +52,13 @@ final class Worker {
     }
 
     /** Why a running attempt was told to stop. */
-    enum StopReason { CANCEL_REQUESTED, TIMEOUT, LOST, DEADLINE, DRAIN }
+    enum StopReason {
+        CANCEL_REQUESTED,
+        TIMEOUT,
+        LOST,
+        DEADLINE,
+        DRAIN
+    }
 
     private final Db db;
     private final DataSource coordination;
@@ -60,6 +66,7 @@ final class Worker {
     private final Map<String, Registration<?>> handlers;
     /** The kinds this node claims: only those it has a handler for. */
     private final String[] kinds;
+
     private final WorkerConfig config;
     private final String nodeId;
     private final PayloadCodec codec;
@@ -74,14 +81,24 @@ final class Worker {
     private final Object beatSignal = new Object();
     /** How long a claimer waits for more free slots after a full claim (see claimLoop). */
     static final long CLAIM_COALESCE_NANOS = 2_000_000L;
+
     private volatile boolean claiming;
     private volatile boolean stopped = true;
     private Thread heartbeater;
     private Thread completer;
 
-    Worker(DataSource dataSource, DataSource coordination, JobStore store, Map<String, Registration<?>> handlers,
-           WorkerConfig config, String nodeId, PayloadCodec codec, Notifier notifier, Hooks hooks,
-           LongSupplier ticker, BatonMetrics metrics) {
+    Worker(
+            DataSource dataSource,
+            DataSource coordination,
+            JobStore store,
+            Map<String, Registration<?>> handlers,
+            WorkerConfig config,
+            String nodeId,
+            PayloadCodec codec,
+            Notifier notifier,
+            Hooks hooks,
+            LongSupplier ticker,
+            BatonMetrics metrics) {
         this.db = Db.of(dataSource);
         this.coordination = coordination;
         this.store = store;
@@ -137,8 +154,11 @@ final class Worker {
         }
         for (RunningAttempt a : running.values()) {
             if (!a.finished && a.stop(StopReason.DRAIN)) {
-                log.info("job {} (attempt {}) still running after the drain timeout: told to stop; it is released "
-                        + "once its handler returns", a.job.id(), a.job.attempt());
+                log.info(
+                        "job {} (attempt {}) still running after the drain timeout: told to stop; it is released "
+                                + "once its handler returns",
+                        a.job.id(),
+                        a.job.attempt());
             }
         }
         // Stopped attempts are no longer renewed; the grace is far shorter than their leases.
@@ -148,9 +168,13 @@ final class Worker {
         }
         for (RunningAttempt a : running.values()) {
             if (!a.finished) {
-                log.warn("job {} (attempt {}): its handler ignored the stop and still runs; the attempt keeps the job "
-                        + "(and its concurrency key) until its lease expires on the database clock (within {}), then "
-                        + "the job is rescued (counted as a stall)", a.job.id(), a.job.attempt(), config.jobLease());
+                log.warn(
+                        "job {} (attempt {}): its handler ignored the stop and still runs; the attempt keeps the job "
+                                + "(and its concurrency key) until its lease expires on the database clock (within {}), then "
+                                + "the job is rescued (counted as a stall)",
+                        a.job.id(),
+                        a.job.attempt(),
+                        config.jobLease());
             }
         }
         stopped = true;
@@ -193,6 +217,7 @@ final class Worker {
         final Object claimLock = new Object();
         /** Names the claim in an unknown-outcome message (built once, not per claim). */
         final String claimWhat;
+
         Thread thread;
 
         QueueRunner(String queue, int concurrency) {
@@ -224,7 +249,9 @@ final class Worker {
                     // Real time, not the (test-controllable) ticker: a throughput heuristic, not a lease bound.
                     long until = System.nanoTime() + CLAIM_COALESCE_NANOS;
                     long left;
-                    while (claiming && !stopped && (free = slots.availablePermits()) < coalesce
+                    while (claiming
+                            && !stopped
+                            && (free = slots.availablePermits()) < coalesce
                             && (left = until - System.nanoTime()) > 0) {
                         wake.await(left);
                     }
@@ -263,7 +290,10 @@ final class Worker {
             long send = ticker.getAsLong();
             List<JobStore.Claimed> jobs;
             try {
-                jobs = db.call(claimWhat, c -> store.claim(c, queue, kinds, free, config.jobLease().toMillis(), nodeId));
+                jobs = db.call(
+                        claimWhat,
+                        c -> store.claim(
+                                c, queue, kinds, free, config.jobLease().toMillis(), nodeId));
             } catch (JobStore.KeyRaceLost e) {
                 jobs = List.of();
             }
@@ -295,7 +325,9 @@ final class Worker {
          * threads already awake.
          */
         void startDrainer() {
-            if (ready.isEmpty() || starting.get() > 0 || drainers.get() >= concurrency
+            if (ready.isEmpty()
+                    || starting.get() > 0
+                    || drainers.get() >= concurrency
                     || !starting.compareAndSet(0, 1)) {
                 return;
             }
@@ -329,7 +361,8 @@ final class Worker {
                 try {
                     handedOver = execute(this, a);
                 } catch (RuntimeException e) {
-                    log.error("job {} attempt {}: unexpected failure around its handler", a.job.id(), a.job.attempt(), e);
+                    log.error(
+                            "job {} attempt {}: unexpected failure around its handler", a.job.id(), a.job.attempt(), e);
                 } catch (Error e) {
                     drainers.decrementAndGet();
                     free(a, true);
@@ -397,14 +430,26 @@ final class Worker {
         }
         Duration ran = Duration.ofNanos(ticker.getAsLong() - started);
         StopReason stop = a.stopReason;
-        if (stop != null && !a.completedInTransaction && !(a.finishedUnaware && outcome != null
-                && outcome.kind == Outcome.Kind.SUCCESS && stop != StopReason.LOST && stop != StopReason.DEADLINE)) {
+        if (stop != null
+                && !a.completedInTransaction
+                && !(a.finishedUnaware
+                        && outcome != null
+                        && outcome.kind == Outcome.Kind.SUCCESS
+                        && stop != StopReason.LOST
+                        && stop != StopReason.DEADLINE)) {
             // A handler that returned without having seen the stop finished its work before noticing: its
             // success stands (above). One that saw it, or threw, ends as the stop says.
             outcome = switch (stop) {
                 case CANCEL_REQUESTED -> Outcome.cancel(a, error(a, "Cancelled", "cancellation requested", null));
-                case TIMEOUT -> retryOrFail(a, error(a, "Timeout", "the handler ran longer than the job's timeout ("
-                        + Duration.ofMillis(a.job.timeoutMs()) + ")", null));
+                case TIMEOUT ->
+                    retryOrFail(
+                            a,
+                            error(
+                                    a,
+                                    "Timeout",
+                                    "the handler ran longer than the job's timeout ("
+                                            + Duration.ofMillis(a.job.timeoutMs()) + ")",
+                                    null));
                 // The handler has returned: give the job back to other nodes, not counted as an attempt.
                 case DRAIN -> Outcome.release(a);
                 // The attempt could not prove it still owned the job: write nothing.
@@ -429,8 +474,10 @@ final class Worker {
         } else if (outcome != null) {
             reported = switch (outcome.kind) {
                 case SUCCESS -> BatonMetrics.JobOutcome.SUCCEEDED;
-                case RETRY -> a.job.attempt() < a.job.maxAttempts() ? BatonMetrics.JobOutcome.RETRIED
-                        : BatonMetrics.JobOutcome.FAILED;
+                case RETRY ->
+                    a.job.attempt() < a.job.maxAttempts()
+                            ? BatonMetrics.JobOutcome.RETRIED
+                            : BatonMetrics.JobOutcome.FAILED;
                 case FAIL -> BatonMetrics.JobOutcome.FAILED;
                 case CANCEL -> BatonMetrics.JobOutcome.CANCELLED;
                 case RELEASE -> BatonMetrics.JobOutcome.RELEASED;
@@ -449,15 +496,27 @@ final class Worker {
         Registration<?> reg = handlers.get(a.job.kind());
         if (reg == null) {
             // Retryable: in a mixed-version rollout another node may know this kind.
-            return retryOrFail(a, error(a, "UnknownJobKind", "no handler for job kind '" + a.job.kind() + "' on node '"
-                    + nodeId + "' (registered here: " + handlers.keySet() + ")", null));
+            return retryOrFail(
+                    a,
+                    error(
+                            a,
+                            "UnknownJobKind",
+                            "no handler for job kind '" + a.job.kind() + "' on node '" + nodeId + "' (registered here: "
+                                    + handlers.keySet() + ")",
+                            null));
         }
         Object payload;
         try {
             payload = codec.decode(a.job.payloadJson(), reg.type());
         } catch (Exception e) {
-            return Outcome.fail(a, error(a, "UndecodablePayload", "payload of job " + a.job.id() + " cannot be decoded "
-                    + "as " + reg.type().getName() + ": " + e.getMessage(), e));
+            return Outcome.fail(
+                    a,
+                    error(
+                            a,
+                            "UndecodablePayload",
+                            "payload of job " + a.job.id() + " cannot be decoded " + "as "
+                                    + reg.type().getName() + ": " + e.getMessage(),
+                            e));
         }
         try {
             hooks.reach(Hooks.Points.JOB_BEFORE_HANDLER);
@@ -516,9 +575,12 @@ final class Worker {
                     }
                     if (now - a.deadline() >= 0) {
                         if (a.stop(StopReason.DEADLINE)) {
-                            log.warn("job {} attempt {} self-stopped: its lease could not be confirmed for half the "
-                                    + "job lease ({}); it writes nothing and will be rescued", a.job.id(),
-                                    a.job.attempt(), config.jobLease().dividedBy(2));
+                            log.warn(
+                                    "job {} attempt {} self-stopped: its lease could not be confirmed for half the "
+                                            + "job lease ({}); it writes nothing and will be rescued",
+                                    a.job.id(),
+                                    a.job.attempt(),
+                                    config.jobLease().dividedBy(2));
                         }
                     } else if (a.hasTimeout && now - a.timeoutAt >= 0) {
                         a.stop(StopReason.TIMEOUT);
@@ -574,11 +636,16 @@ final class Worker {
         hooks.reach(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
         Map<Long, JobStore.Beat> current;
         try {
-            current = calls.call(c -> store.heartbeat(c, config.jobLease().toMillis(), ids, tokens,
-                    BoundedCalls.serverMillis(interval)), interval);
+            current = calls.call(
+                    c -> store.heartbeat(
+                            c, config.jobLease().toMillis(), ids, tokens, BoundedCalls.serverMillis(interval)),
+                    interval);
         } catch (TimeoutException | SQLException | RuntimeException e) {
-            log.warn("heartbeat of {} running jobs not confirmed ({}); handlers self-stop at half the job lease "
-                    + "after their last confirmed beat", ids.length, e instanceof TimeoutException ? "no answer" : e.getMessage());
+            log.warn(
+                    "heartbeat of {} running jobs not confirmed ({}); handlers self-stop at half the job lease "
+                            + "after their last confirmed beat",
+                    ids.length,
+                    e instanceof TimeoutException ? "no answer" : e.getMessage());
             return;
         }
         for (RunningAttempt a : live) {
@@ -588,8 +655,11 @@ final class Worker {
             }
             if (beat == null) {
                 if (running.get(a.job.id()) == a && a.stop(StopReason.LOST)) {
-                    log.warn("job {} attempt {} is no longer current (rescued or finished elsewhere); its handler is "
-                            + "cancelled and its outcome will not be recorded", a.job.id(), a.job.attempt());
+                    log.warn(
+                            "job {} attempt {} is no longer current (rescued or finished elsewhere); its handler is "
+                                    + "cancelled and its outcome will not be recorded",
+                            a.job.id(),
+                            a.job.attempt());
                 }
             } else {
                 a.confirmedSendNanos = send; // the database extended the lease no earlier than this
@@ -661,11 +731,18 @@ final class Worker {
                 return;
             } catch (SQLException | RuntimeException e) {
                 if (attempt >= 5) {
-                    log.error("recording {} job outcomes failed {} times; giving up: their leases will expire and the "
-                            + "jobs will run again (at least once)", batch.size(), attempt, e);
+                    log.error(
+                            "recording {} job outcomes failed {} times; giving up: their leases will expire and the "
+                                    + "jobs will run again (at least once)",
+                            batch.size(),
+                            attempt,
+                            e);
                     return;
                 }
-                log.warn("recording {} job outcomes failed (attempt {}), retrying: {}", batch.size(), attempt,
+                log.warn(
+                        "recording {} job outcomes failed (attempt {}), retrying: {}",
+                        batch.size(),
+                        attempt,
                         e.getMessage());
                 try {
                     Thread.sleep(100L * attempt); // backoff of a background retry, not test synchronisation
@@ -702,7 +779,9 @@ final class Worker {
             ok.forEach(o -> o.recorded = true);
         }
         if (!released.isEmpty()) {
-            db.call("recording " + released.size() + " releases", c -> store.release(c, ids(released), tokens(released)));
+            db.call(
+                    "recording " + released.size() + " releases",
+                    c -> store.release(c, ids(released), tokens(released)));
             released.forEach(o -> o.recorded = true);
         }
         if (!failed.isEmpty()) {
@@ -714,17 +793,24 @@ final class Worker {
                 }
                 // One error the database cannot store must not sink the others: record them one by one,
                 // and the unstorable one with a record that says so.
-                log.warn("recording {} failed attempts together was refused ({}); recording them one by one",
-                        failed.size(), e.getMessage());
+                log.warn(
+                        "recording {} failed attempts together was refused ({}); recording them one by one",
+                        failed.size(),
+                        e.getMessage());
                 for (Outcome o : failed) {
                     try {
                         fail(List.of(o));
                     } catch (SQLException single) {
-                        if (single.getSQLState() == null || !single.getSQLState().startsWith(DATA_EXCEPTION_CLASS)) {
+                        if (single.getSQLState() == null
+                                || !single.getSQLState().startsWith(DATA_EXCEPTION_CLASS)) {
                             throw single;
                         }
-                        log.error("the error of job {} attempt token {} cannot be stored ({}); recording the attempt's "
-                                + "outcome without it", o.id, o.token, single.getMessage());
+                        log.error(
+                                "the error of job {} attempt token {} cannot be stored ({}); recording the attempt's "
+                                        + "outcome without it",
+                                o.id,
+                                o.token,
+                                single.getMessage());
                         o.error = JobErrors.unrecordable(single.getMessage());
                         fail(List.of(o));
                     }
@@ -743,7 +829,8 @@ final class Worker {
             delays[i] = o.delayMs;
             outcomeKinds[i] = o.kind.sql;
         }
-        db.call("recording " + failed.size() + " failed attempts",
+        db.call(
+                "recording " + failed.size() + " failed attempts",
                 c -> store.fail(c, ids(failed), tokens(failed), errors, delays, outcomeKinds));
         failed.forEach(o -> o.recorded = true);
     }
@@ -767,7 +854,11 @@ final class Worker {
     /** The outcome of one attempt, to be recorded fenced by id and token. */
     private static final class Outcome {
         enum Kind {
-            SUCCESS("success"), RETRY("retry"), FAIL("fail"), CANCEL("cancel"), RELEASE("release");
+            SUCCESS("success"),
+            RETRY("retry"),
+            FAIL("fail"),
+            CANCEL("cancel"),
+            RELEASE("release");
 
             final String sql;
 
@@ -787,6 +878,7 @@ final class Worker {
         boolean recorded;
         /** Whose slot the attempt frees once the outcome is recorded (or given up on); null: none. */
         QueueRunner owner;
+
         RunningAttempt attempt;
 
         private Outcome(Kind kind, long id, long token, String error, Long delayMs) {
@@ -958,13 +1050,15 @@ final class Worker {
     // ---------------------------------------------------------------- helpers
 
     private static Thread daemon(String name, Runnable r) {
-        Thread t = new Thread(() -> {
-            try {
-                r.run();
-            } catch (RuntimeException | Error e) {
-                log.error("{} died", name, e);
-            }
-        }, name);
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        r.run();
+                    } catch (RuntimeException | Error e) {
+                        log.error("{} died", name, e);
+                    }
+                },
+                name);
         t.setDaemon(true);
         t.start();
         return t;

@@ -28,15 +28,24 @@ import java.util.Objects;
  *                          Retention, max stalls and this timeout are declared in the node's row; the leader
  *                          applies the most conservative of those of the live workers
  */
-public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Duration heartbeatInterval,
-                           Duration pollInterval, Duration rescueInterval, int maxStalls, Duration drainTimeout,
-                           Duration retention, int maxPayloadBytes, Duration unhandledKindTimeout) {
+public record WorkerConfig(
+        Map<String, Integer> queues,
+        Duration jobLease,
+        Duration heartbeatInterval,
+        Duration pollInterval,
+        Duration rescueInterval,
+        int maxStalls,
+        Duration drainTimeout,
+        Duration retention,
+        int maxPayloadBytes,
+        Duration unhandledKindTimeout) {
     /** 30 s: a crashed worker's jobs are rescued within about 30 s + the rescue interval. */
     public static final Duration DEFAULT_JOB_LEASE = Duration.ofSeconds(30);
     /** 5 s: half the lease (15 s) leaves room for two bounded heartbeats before a handler self-stops. */
     public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(5);
     /** 1 s when polling; with LISTEN active, wake-ups are immediate and polls a fallback. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+
     public static final Duration DEFAULT_RESCUE_INTERVAL = Duration.ofSeconds(10);
     public static final int DEFAULT_MAX_STALLS = 3;
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
@@ -80,7 +89,8 @@ public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Durat
             throw new IllegalArgumentException("maxStalls must be 1 to 100, but was " + maxStalls);
         }
         if (maxPayloadBytes < 2 || maxPayloadBytes > 64 << 20) {
-            throw new IllegalArgumentException("maxPayloadBytes must be 2 to " + (64 << 20) + ", but was " + maxPayloadBytes);
+            throw new IllegalArgumentException(
+                    "maxPayloadBytes must be 2 to " + (64 << 20) + ", but was " + maxPayloadBytes);
         }
     }
 
@@ -174,8 +184,17 @@ public record WorkerConfig(Map<String, Integer> queues, Duration jobLease, Durat
         }
 
         public WorkerConfig build() {
-            return new WorkerConfig(queues, jobLease, heartbeatInterval, pollInterval, rescueInterval, maxStalls,
-                    drainTimeout, retention, maxPayloadBytes, unhandledKindTimeout);
+            return new WorkerConfig(
+                    queues,
+                    jobLease,
+                    heartbeatInterval,
+                    pollInterval,
+                    rescueInterval,
+                    maxStalls,
+                    drainTimeout,
+                    retention,
+                    maxPayloadBytes,
+                    unhandledKindTimeout);
         }
     }
 }

@@ -48,8 +48,8 @@ class ConnectionLossTest extends LeadershipDbTest {
     private List<Integer> runnerBackends() throws SQLException {
         List<Integer> pids = new ArrayList<>();
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ? "
-                     + "AND pid <> pg_backend_pid()")) {
+                PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_stat_activity WHERE application_name = ? "
+                        + "AND pid <> pg_backend_pid()")) {
             ps.setString(1, appName());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -63,7 +63,7 @@ class ConnectionLossTest extends LeadershipDbTest {
     private int terminate(List<Integer> pids) throws SQLException {
         int n = 0;
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
+                PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
             for (int pid : pids) {
                 ps.setInt(1, pid);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -80,11 +80,13 @@ class ConnectionLossTest extends LeadershipDbTest {
         if (PG.pooled()) {
             List<Integer> found = new ArrayList<>();
             try {
-                await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(20)).until(() -> {
-                    found.clear();
-                    found.addAll(runnerBackends());
-                    return !found.isEmpty();
-                });
+                await().atMost(Duration.ofSeconds(3))
+                        .pollInterval(Duration.ofMillis(20))
+                        .until(() -> {
+                            found.clear();
+                            found.addAll(runnerBackends());
+                            return !found.isEmpty();
+                        });
             } catch (org.awaitility.core.ConditionTimeoutException e) {
                 Assumptions.abort("through the pooler no server backend showed application_name " + appName()
                         + ", so the runner's server connection cannot be found to terminate it");
@@ -115,7 +117,9 @@ class ConnectionLossTest extends LeadershipDbTest {
     @Test
     void L07_terminatedBackendNextRenewalMatchesTheRowOrFails() throws Exception {
         HikariDataSource coord = coordinationPool();
-        Baton a = start(nodeBuilder("l07-a", nodePool("l07-a")).coordinationDataSource(coord).listenDataSource(pool));
+        Baton a = start(nodeBuilder("l07-a", nodePool("l07-a"))
+                .coordinationDataSource(coord)
+                .listenDataSource(pool));
         Recorder ra = new Recorder();
         Leadership runner = a.leadership(NAME, fastLeadership(), idleTask(), ra).start();
         LeaseGrant g = ra.awaitElected().grant();
@@ -132,7 +136,8 @@ class ConnectionLossTest extends LeadershipDbTest {
             LeaseInfo row = lease(NAME);
             samples.incrementAndGet();
             reported.ifPresent(r -> {
-                if (!row.owner().equals(Optional.of(r.owner())) || row.generation() != r.generation()
+                if (!row.owner().equals(Optional.of(r.owner()))
+                        || row.generation() != r.generation()
                         || r.expiresAt().isAfter(row.expiresAt())) {
                     violations.add("runner reports " + r + " but the row is " + row);
                 }
@@ -143,15 +148,20 @@ class ConnectionLossTest extends LeadershipDbTest {
             return renewalsAfter.size() >= 3 || !ra.revocations().isEmpty();
         });
         assertThat(violations).isEmpty();
-        System.out.printf("L07a: terminated %s; %d samples; %s%n", pids, samples.get(),
-                ra.revocations().isEmpty() ? renewalsAfter.size() + " renewals on a fresh connection, same generation"
+        System.out.printf(
+                "L07a: terminated %s; %d samples; %s%n",
+                pids,
+                samples.get(),
+                ra.revocations().isEmpty()
+                        ? renewalsAfter.size() + " renewals on a fresh connection, same generation"
                         : "the runner stepped down: " + ra.revocations());
         if (ra.revocations().isEmpty()) {
             LeaseInfo row = lease(NAME);
             assertThat(row.generation()).isEqualTo(g.generation());
             assertThat(row.owner()).contains("l07-a");
             assertThat(row.expiresAt()).isAfter(g.expiresAt());
-            assertThat(runner.currentGrant()).hasValueSatisfying(r -> assertThat(r.generation()).isEqualTo(g.generation()));
+            assertThat(runner.currentGrant())
+                    .hasValueSatisfying(r -> assertThat(r.generation()).isEqualTo(g.generation()));
         }
     }
 
@@ -173,23 +183,32 @@ class ConnectionLossTest extends LeadershipDbTest {
         createLedger();
         HikariDataSource coord = coordinationPool();
         SuspendableTicker ticker = new SuspendableTicker();
-        Baton a = nodeWithTicker(nodeBuilder("l07b-a", nodePool("l07b-a")).coordinationDataSource(coord).listenDataSource(pool), ticker);
+        Baton a = nodeWithTicker(
+                nodeBuilder("l07b-a", nodePool("l07b-a"))
+                        .coordinationDataSource(coord)
+                        .listenDataSource(pool),
+                ticker);
         Baton b = start(nodeBuilder("l07b-b", nodePool("l07b-b")));
         Recorder ra = new Recorder();
         Recorder rb = new Recorder();
         AtomicInteger written = new AtomicInteger();
         AtomicInteger rejected = new AtomicInteger();
-        Leadership runnerA = a.leadership(NAME, fastLeadership(), ctx -> {
-            while (!ctx.isCancelled()) {
-                try {
-                    ctx.fenced(tx -> insertLedger(tx, ctx.grant()));
-                    written.incrementAndGet();
-                } catch (LeaseLostException e) {
-                    rejected.incrementAndGet(); // the database said no; keep trying until cancelled
-                }
-                ctx.awaitCancellation(Duration.ofMillis(10));
-            }
-        }, ra).start();
+        Leadership runnerA = a.leadership(
+                        NAME,
+                        fastLeadership(),
+                        ctx -> {
+                            while (!ctx.isCancelled()) {
+                                try {
+                                    ctx.fenced(tx -> insertLedger(tx, ctx.grant()));
+                                    written.incrementAndGet();
+                                } catch (LeaseLostException e) {
+                                    rejected.incrementAndGet(); // the database said no; keep trying until cancelled
+                                }
+                                ctx.awaitCancellation(Duration.ofMillis(10));
+                            }
+                        },
+                        ra)
+                .start();
         LeaseGrant ga = ra.awaitElected().grant();
 
         PausePoints.Pause pause = points.arm(Hooks.Points.RENEW_BEFORE_SEND);
@@ -231,7 +250,8 @@ class ConnectionLossTest extends LeadershipDbTest {
                 assertThat((Long) w[0]).as("A's write committed after B's").isLessThan(bWrite);
             }
         }
-        System.out.printf("L07b: terminated %d backend(s); A: %d writes, %d rejected by the database; revoked %s%n",
+        System.out.printf(
+                "L07b: terminated %d backend(s); A: %d writes, %d rejected by the database; revoked %s%n",
                 killed, written.get(), rejected.get(), revoked.reason());
     }
 
@@ -246,24 +266,30 @@ class ConnectionLossTest extends LeadershipDbTest {
      */
     @Test
     void L07_idleSessionTimeoutFailsRenewalAndWriteInsteadOfFakingThem() throws Exception {
-        Assumptions.assumeFalse(PG.pooled(), "idle_session_timeout is set with SET, session state: through a "
-                + "transaction pooler it lands on whichever server connection ran it, not on this client's");
-        try (Connection c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery(
-                "SELECT current_setting('server_version_num')::int")) {
+        Assumptions.assumeFalse(
+                PG.pooled(),
+                "idle_session_timeout is set with SET, session state: through a "
+                        + "transaction pooler it lands on whichever server connection ran it, not on this client's");
+        try (Connection c = pool.getConnection();
+                ResultSet rs = c.createStatement().executeQuery("SELECT current_setting('server_version_num')::int")) {
             rs.next();
             Assumptions.assumeTrue(rs.getInt(1) >= 140000, "idle_session_timeout needs PostgreSQL 14 or later");
         }
         createLedger();
-        LeaseGrant grant = leases.tryAcquire(NAME, "l07c-owner", Duration.ofSeconds(30)).orElseThrow();
+        LeaseGrant grant =
+                leases.tryAcquire(NAME, "l07c-owner", Duration.ofSeconds(30)).orElseThrow();
         OnceDataSource ds = new OnceDataSource(pool, timedOutConnection(), timedOutConnection());
         Leases viaDs = Baton.builder(ds.ds).schema(schema).build().leases(); // public API, not started
 
-        assertThatThrownBy(() -> viaDs.renew(grant)).isInstanceOf(BatonException.class)
+        assertThatThrownBy(() -> viaDs.renew(grant))
+                .isInstanceOf(BatonException.class)
                 .isNotInstanceOf(LeaseLostException.class)
                 .satisfies(e -> assertThat(Jdbc.isConnectionFailure((SQLException) e.getCause()))
-                        .as("a connection failure: " + e.getCause()).isTrue());
+                        .as("a connection failure: " + e.getCause())
+                        .isTrue());
         assertThat(lease(NAME).expiresAt()).as("nothing renewed").isEqualTo(grant.expiresAt());
-        assertThatThrownBy(() -> viaDs.fenced(grant, tx -> insertLedger(tx, grant))).isInstanceOf(BatonException.class)
+        assertThatThrownBy(() -> viaDs.fenced(grant, tx -> insertLedger(tx, grant)))
+                .isInstanceOf(BatonException.class)
                 .isNotInstanceOf(LeaseLostException.class);
         assertThat(ledgerCount(grant.generation())).isZero();
         assertThat(ds.handedOut()).isEqualTo(2);
@@ -289,7 +315,8 @@ class ConnectionLossTest extends LeadershipDbTest {
         }
         await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> {
             try (Connection other = pool.getConnection();
-                 PreparedStatement ps = other.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE pid = ?")) {
+                    PreparedStatement ps =
+                            other.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE pid = ?")) {
                 ps.setInt(1, pid);
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();

@@ -40,8 +40,8 @@ class CoordinationBoundedFallbackTest extends DbTest {
         Connection held2 = closeLater(app.getConnection());
         assertThat(held1).isNotSameAs(held2);
 
-        Optional<ConcurrencyCap.Permit> permit = CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct"))
-                .get(10, TimeUnit.SECONDS);
+        Optional<ConcurrencyCap.Permit> permit =
+                CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct")).get(10, TimeUnit.SECONDS);
         assertThat(permit).hasValueSatisfying(p -> assertThat(p.local()).isTrue());
         RateDecision decision = CompletableFuture.supplyAsync(() -> limiter.tryAcquire("10.0.0.1"))
                 .get(10, TimeUnit.SECONDS);
@@ -55,7 +55,8 @@ class CoordinationBoundedFallbackTest extends DbTest {
         held1.close();
         held2.close();
         permit.orElseThrow().close();
-        assertThat(cap.tryAcquire("acct")).hasValueSatisfying(p -> assertThat(p.local()).isFalse());
+        assertThat(cap.tryAcquire("acct"))
+                .hasValueSatisfying(p -> assertThat(p.local()).isFalse());
         assertThat(limiter.tryAcquire("10.0.0.2").fallback()).isFalse();
     }
 }

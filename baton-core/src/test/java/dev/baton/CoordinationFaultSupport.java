@@ -35,9 +35,15 @@ abstract class CoordinationFaultSupport extends DbTest {
         for (int i = 0; i < n; i++) {
             HikariDataSource p = closeLater(PG.newPool(prefix + "-" + i, poolSize));
             HikariDataSource heartbeat = closeLater(PG.newPool(prefix + "-" + i + "-hb", 1));
-            out.add(closeLater(Baton.builder(p).coordinationDataSource(heartbeat).schema(schema).nodeId(prefix + "-" + i)
-                    .nodeHeartbeat(Duration.ofSeconds(1)).notifications(NotificationMode.POLL)
-                    .migrateOnStart(false).build()).start());
+            out.add(closeLater(Baton.builder(p)
+                            .coordinationDataSource(heartbeat)
+                            .schema(schema)
+                            .nodeId(prefix + "-" + i)
+                            .nodeHeartbeat(Duration.ofSeconds(1))
+                            .notifications(NotificationMode.POLL)
+                            .migrateOnStart(false)
+                            .build())
+                    .start());
         }
         return out;
     }
@@ -94,8 +100,9 @@ abstract class CoordinationFaultSupport extends DbTest {
     }
 
     protected boolean queryBoolean(String booleanSql) throws SQLException {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(booleanSql);
-             ResultSet rs = ps.executeQuery()) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(booleanSql);
+                ResultSet rs = ps.executeQuery()) {
             return rs.next() && rs.getBoolean(1);
         }
     }

@@ -62,16 +62,20 @@ class CoordinationP01DeliveryDedupeTest extends CoordinationFaultSupport {
 
         for (int round = 0; round < ROUNDS; round++) {
             assertThat(racers.get(round)).as("racers of delivery-%d", round).isEqualTo(2 + round % 3);
-            assertThat(firsts.get(round)).as("nodes that saw delivery-%d as first", round).isEqualTo(1);
+            assertThat(firsts.get(round))
+                    .as("nodes that saw delivery-%d as first", round)
+                    .isEqualTo(1);
         }
         assertThat(count("SELECT count(*) FROM " + schema + ".inbound_delivery WHERE source = 'github'"))
                 .isEqualTo(ROUNDS);
         // A later duplicate, on any node, is still a duplicate while the record lives.
         for (Baton n : nodes) {
-            assertThat(n.coordination().firstDelivery("github", "delivery-0", Duration.ofMinutes(10))).isFalse();
+            assertThat(n.coordination().firstDelivery("github", "delivery-0", Duration.ofMinutes(10)))
+                    .isFalse();
         }
         // Deliveries are keyed by (source, id): the same id from another source is a different delivery.
-        assertThat(nodes.get(0).coordination().firstDelivery("gitlab", "delivery-0", Duration.ofMinutes(10))).isTrue();
+        assertThat(nodes.get(0).coordination().firstDelivery("gitlab", "delivery-0", Duration.ofMinutes(10)))
+                .isTrue();
     }
 
     /**
@@ -89,7 +93,8 @@ class CoordinationP01DeliveryDedupeTest extends CoordinationFaultSupport {
         int ids = 20;
         Coordination first = nodes.get(0).coordination();
         for (int i = 0; i < ids; i++) {
-            assertThat(first.firstDelivery("slack", "evt-" + i, Duration.ofMillis(50))).isTrue();
+            assertThat(first.firstDelivery("slack", "evt-" + i, Duration.ofMillis(50)))
+                    .isTrue();
         }
         // Wait on the database clock (not a sleep) until every short-lived record has expired.
         awaitDb("SELECT bool_and(expires_at <= clock_timestamp()) AND count(*) = " + ids + " FROM " + schema
@@ -111,14 +116,18 @@ class CoordinationP01DeliveryDedupeTest extends CoordinationFaultSupport {
         }
         runAll(tasks);
         for (int i = 0; i < ids; i++) {
-            assertThat(firsts.get(i)).as("nodes that saw expired evt-%d as first again", i).isEqualTo(1);
+            assertThat(firsts.get(i))
+                    .as("nodes that saw expired evt-%d as first again", i)
+                    .isEqualTo(1);
         }
         // The winner's record carries the new ttl: duplicates again, on every node.
         for (Baton n : nodes) {
-            assertThat(n.coordination().firstDelivery("slack", "evt-0", Duration.ofMinutes(10))).isFalse();
+            assertThat(n.coordination().firstDelivery("slack", "evt-0", Duration.ofMinutes(10)))
+                    .isFalse();
         }
         assertThat(count("SELECT count(*) FROM " + schema + ".inbound_delivery WHERE source = 'slack' "
-                + "AND expires_at > clock_timestamp() + interval '5 minutes'")).isEqualTo(ids);
+                        + "AND expires_at > clock_timestamp() + interval '5 minutes'"))
+                .isEqualTo(ids);
     }
 
     /**
@@ -148,25 +157,29 @@ class CoordinationP01DeliveryDedupeTest extends CoordinationFaultSupport {
 
             List<Boolean> answers = call(() -> {
                 List<Boolean> out = new ArrayList<>();
-                out.add(coord.firstDelivery("stripe", "evt_locked", Duration.ofHours(1), bound,
-                        Coordination.OnTimeout.ACCEPT));
-                out.add(coord.firstDelivery("stripe", "evt_locked", Duration.ofHours(1), bound,
-                        Coordination.OnTimeout.REJECT));
+                out.add(coord.firstDelivery(
+                        "stripe", "evt_locked", Duration.ofHours(1), bound, Coordination.OnTimeout.ACCEPT));
+                out.add(coord.firstDelivery(
+                        "stripe", "evt_locked", Duration.ofHours(1), bound, Coordination.OnTimeout.REJECT));
                 return out;
             });
             assertThat(answers).containsExactly(true, false);
-            assertThat(coord.fallbacks() - before).as("timed-out decisions counted").isEqualTo(2);
+            assertThat(coord.fallbacks() - before)
+                    .as("timed-out decisions counted")
+                    .isEqualTo(2);
 
             Throwable thrown = call(() -> {
                 try {
-                    coord.firstDelivery("stripe", "evt_locked", Duration.ofHours(1), bound,
-                            Coordination.OnTimeout.THROW);
+                    coord.firstDelivery(
+                            "stripe", "evt_locked", Duration.ofHours(1), bound, Coordination.OnTimeout.THROW);
                     return null;
                 } catch (RuntimeException e) {
                     return e;
                 }
             });
-            assertThat(thrown).isInstanceOf(BatonException.class).hasMessageContaining("evt_locked")
+            assertThat(thrown)
+                    .isInstanceOf(BatonException.class)
+                    .hasMessageContaining("evt_locked")
                     .hasMessageContaining("did not answer within");
             assertThat(coord.fallbacks() - before).as("THROW is not a fallback").isEqualTo(2);
 
@@ -175,26 +188,45 @@ class CoordinationP01DeliveryDedupeTest extends CoordinationFaultSupport {
             List<Boolean> many = call(() -> {
                 List<Boolean> out = new ArrayList<>();
                 for (int i = 0; i < 8; i++) {
-                    out.add(coord.firstDelivery("stripe", "evt_locked", Duration.ofHours(1), bound,
+                    out.add(coord.firstDelivery(
+                            "stripe",
+                            "evt_locked",
+                            Duration.ofHours(1),
+                            bound,
                             i % 2 == 0 ? Coordination.OnTimeout.ACCEPT : Coordination.OnTimeout.REJECT));
                 }
                 return out;
             });
             assertThat(many).containsExactly(true, false, true, false, true, false, true, false);
             assertThat(coord.fallbacks() - before).isEqualTo(10);
-            Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10)).until(() -> count(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%"
-                            + schema + ".inbound_delivery%'") == 0);
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> count(
+                                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%"
+                                            + schema + ".inbound_delivery%'")
+                            == 0);
             // Other deliveries are not held up by the locked one.
-            assertThat(coord.firstDelivery("stripe", "evt_free", Duration.ofHours(1), bound,
-                    Coordination.OnTimeout.THROW)).isTrue();
+            assertThat(coord.firstDelivery(
+                            "stripe", "evt_free", Duration.ofHours(1), bound, Coordination.OnTimeout.THROW))
+                    .isTrue();
 
             holder.rollback();
         }
         // The uncommitted insert rolled back: the id is first now, and then a duplicate.
-        assertThat(coord.firstDelivery("stripe", "evt_locked", Duration.ofHours(1), Duration.ofSeconds(5),
-                Coordination.OnTimeout.THROW)).isTrue();
-        assertThat(coord.firstDelivery("stripe", "evt_locked", Duration.ofHours(1), Duration.ofSeconds(5),
-                Coordination.OnTimeout.THROW)).isFalse();
+        assertThat(coord.firstDelivery(
+                        "stripe",
+                        "evt_locked",
+                        Duration.ofHours(1),
+                        Duration.ofSeconds(5),
+                        Coordination.OnTimeout.THROW))
+                .isTrue();
+        assertThat(coord.firstDelivery(
+                        "stripe",
+                        "evt_locked",
+                        Duration.ofHours(1),
+                        Duration.ofSeconds(5),
+                        Coordination.OnTimeout.THROW))
+                .isFalse();
     }
 }

@@ -41,7 +41,10 @@ class CoordinationP02SingleUseTokenTest extends CoordinationFaultSupport {
         List<Baton> nodes = nodes("p02", NODES, 3);
         List<String> tokens = new ArrayList<>();
         for (int i = 0; i < TOKENS; i++) {
-            tokens.add(nodes.get(i % NODES).coordination().tokens().mint("ws-upgrade", "user-" + i, Duration.ofMinutes(5)));
+            tokens.add(nodes.get(i % NODES)
+                    .coordination()
+                    .tokens()
+                    .mint("ws-upgrade", "user-" + i, Duration.ofMinutes(5)));
         }
         AtomicIntegerArray successes = new AtomicIntegerArray(TOKENS);
         AtomicReferenceArray<String> subjects = new AtomicReferenceArray<>(TOKENS);
@@ -69,14 +72,18 @@ class CoordinationP02SingleUseTokenTest extends CoordinationFaultSupport {
         runAll(tasks);
 
         for (int i = 0; i < TOKENS; i++) {
-            assertThat(successes.get(i)).as("successful consumptions of token %d", i).isEqualTo(1);
+            assertThat(successes.get(i))
+                    .as("successful consumptions of token %d", i)
+                    .isEqualTo(1);
             assertThat(subjects.get(i)).isEqualTo("user-" + i);
         }
-        assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token")).as("consumed tokens are gone")
+        assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token"))
+                .as("consumed tokens are gone")
                 .isZero();
         // And a consumed token stays consumed, on every node.
         for (Baton n : nodes) {
-            assertThat(n.coordination().tokens().consume("ws-upgrade", tokens.get(0))).isEmpty();
+            assertThat(n.coordination().tokens().consume("ws-upgrade", tokens.get(0)))
+                    .isEmpty();
         }
     }
 
@@ -92,7 +99,8 @@ class CoordinationP02SingleUseTokenTest extends CoordinationFaultSupport {
         List<Baton> nodes = nodes("p02x", 3, 2);
         List<String> expired = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
-            expired.add(nodes.get(i % 3).coordination().tokens().mint("ws-upgrade", "user-" + i, Duration.ofMillis(80)));
+            expired.add(
+                    nodes.get(i % 3).coordination().tokens().mint("ws-upgrade", "user-" + i, Duration.ofMillis(80)));
         }
         String live = nodes.get(0).coordination().tokens().mint("ws-upgrade", "user-live", Duration.ofMinutes(5));
         // Wait on the database clock until every short-lived token has expired.
@@ -114,14 +122,18 @@ class CoordinationP02SingleUseTokenTest extends CoordinationFaultSupport {
             });
         }
         assertThat(runAll(tasks)).as("expired tokens consumed, per node").containsOnly(0);
-        assertThat(nodes.get(1).coordination().tokens().consume("ws-upgrade", live)).contains("user-live");
+        assertThat(nodes.get(1).coordination().tokens().consume("ws-upgrade", live))
+                .contains("user-live");
 
-        assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token")).as("expired rows await the purge")
+        assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token"))
+                .as("expired rows await the purge")
                 .isEqualTo(20);
         assertThat(nodes.get(2).coordination().purgeExpired()).isEqualTo(20);
-        assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token")).isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token"))
+                .isZero();
         for (String token : expired) {
-            assertThat(nodes.get(0).coordination().tokens().consume("ws-upgrade", token)).isEmpty();
+            assertThat(nodes.get(0).coordination().tokens().consume("ws-upgrade", token))
+                    .isEmpty();
         }
     }
 
@@ -140,14 +152,17 @@ class CoordinationP02SingleUseTokenTest extends CoordinationFaultSupport {
         for (int i = 0; i < 5; i++) {
             tokens.add(coord.tokens().mint("ws-upgrade", "user-" + i, Duration.ofMinutes(5)));
         }
-        assertThat(count("SELECT count(*) FROM information_schema.columns WHERE table_schema = '" + schema
-                + "' AND table_name = 'single_use_token' AND column_name = 'token_hash' AND data_type = 'bytea'"))
+        assertThat(
+                        count(
+                                "SELECT count(*) FROM information_schema.columns WHERE table_schema = '" + schema
+                                        + "' AND table_name = 'single_use_token' AND column_name = 'token_hash' AND data_type = 'bytea'"))
                 .isEqualTo(1);
         List<String> rows = new ArrayList<>();
         List<byte[]> hashes = new ArrayList<>();
         try (Connection c = pool.getConnection();
-             ResultSet rs = c.createStatement().executeQuery("SELECT t.*, t::text AS whole_row, "
-                     + "octet_length(t.token_hash) AS hash_len FROM " + schema + ".single_use_token t")) {
+                ResultSet rs = c.createStatement()
+                        .executeQuery("SELECT t.*, t::text AS whole_row, "
+                                + "octet_length(t.token_hash) AS hash_len FROM " + schema + ".single_use_token t")) {
             ResultSetMetaData md = rs.getMetaData();
             while (rs.next()) {
                 assertThat(rs.getInt("hash_len")).isEqualTo(32);
@@ -162,7 +177,9 @@ class CoordinationP02SingleUseTokenTest extends CoordinationFaultSupport {
         assertThat(rows).hasSize(tokens.size());
         for (String token : tokens) {
             byte[] expected = Coordination.sha256(token);
-            assertThat(hashes).as("a stored SHA-256 for every token").anySatisfy(h -> assertThat(h).isEqualTo(expected));
+            assertThat(hashes)
+                    .as("a stored SHA-256 for every token")
+                    .anySatisfy(h -> assertThat(h).isEqualTo(expected));
             String rawHex = HexFormat.of().formatHex(Base64.getUrlDecoder().decode(token));
             for (String row : rows) {
                 assertThat(row).doesNotContain(token).doesNotContainIgnoringCase(rawHex);
@@ -184,14 +201,27 @@ class CoordinationP02SingleUseTokenTest extends CoordinationFaultSupport {
 
         assertThat(b.tokens().consume("password-reset", token)).isEmpty();
         String altered = (token.charAt(0) == 'A' ? "B" : "A") + token.substring(1);
-        for (String garbage : List.of("", "garbage", "not a token at all!", "\u0000\u00ff\u2603", altered,
-                token + "x", token.substring(1), "x".repeat(201), "x".repeat(200))) {
-            assertThat(b.tokens().consume("ws-upgrade", garbage)).as("consume(%s)", garbage).isEmpty();
+        for (String garbage : List.of(
+                "",
+                "garbage",
+                "not a token at all!",
+                "\u0000\u00ff\u2603",
+                altered,
+                token + "x",
+                token.substring(1),
+                "x".repeat(201),
+                "x".repeat(200))) {
+            assertThat(b.tokens().consume("ws-upgrade", garbage))
+                    .as("consume(%s)", garbage)
+                    .isEmpty();
         }
         assertThat(b.tokens().consume("ws-upgrade", null)).isEmpty();
-        assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token"))
+                .isEqualTo(1);
 
-        assertThat(b.tokens().consume("ws-upgrade", token)).as("null subject comes back empty").contains("");
+        assertThat(b.tokens().consume("ws-upgrade", token))
+                .as("null subject comes back empty")
+                .contains("");
         assertThat(a.tokens().consume("ws-upgrade", token)).isEmpty();
     }
 }

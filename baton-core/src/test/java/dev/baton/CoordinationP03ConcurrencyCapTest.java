@@ -69,8 +69,9 @@ class CoordinationP03ConcurrencyCapTest extends CoordinationFaultSupport {
         // The watcher: its own connection, one statement per poll, on the database clock.
         Future<?> watcher = exec.submit(() -> {
             try (Connection c = PG.connect();
-                 PreparedStatement ps = c.prepareStatement("SELECT key, count(*) FROM " + schema
-                         + ".concurrency_slot WHERE cap = 'exports' AND expires_at > clock_timestamp() GROUP BY key")) {
+                    PreparedStatement ps = c.prepareStatement(
+                            "SELECT key, count(*) FROM " + schema
+                                    + ".concurrency_slot WHERE cap = 'exports' AND expires_at > clock_timestamp() GROUP BY key")) {
                 while (!stop.get()) {
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
@@ -101,7 +102,9 @@ class CoordinationP03ConcurrencyCapTest extends CoordinationFaultSupport {
                             continue;
                         }
                         try (ConcurrencyCap.Permit p = permit.get()) {
-                            assertThat(p.local()).as("database reachable: a database slot").isFalse();
+                            assertThat(p.local())
+                                    .as("database reachable: a database slot")
+                                    .isFalse();
                             granted.incrementAndGet();
                             int now = inHand.get(key).incrementAndGet();
                             maxInHand.get(key).accumulateAndGet(now, Math::max);
@@ -123,7 +126,8 @@ class CoordinationP03ConcurrencyCapTest extends CoordinationFaultSupport {
                 }
                 boolean full = KEYS.stream().allMatch(k -> maxSeen.get(k).get() >= LIMIT);
                 boolean enough = attempts.stream().allMatch(a -> a.get() >= 30);
-                return (full && enough) || KEYS.stream().anyMatch(k -> maxSeen.get(k).get() > LIMIT);
+                return (full && enough)
+                        || KEYS.stream().anyMatch(k -> maxSeen.get(k).get() > LIMIT);
             });
         } finally {
             stop.set(true);
@@ -134,12 +138,20 @@ class CoordinationP03ConcurrencyCapTest extends CoordinationFaultSupport {
         watcher.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
         for (String k : KEYS) {
-            assertThat(maxSeen.get(k).get()).as("most live slots the watcher saw for %s (%d polls, %d granted, %d refused)",
-                    k, polls.get(), granted.get(), refused.get()).isLessThanOrEqualTo(LIMIT).isEqualTo(LIMIT);
-            assertThat(maxInHand.get(k).get()).as("most permits in hand at once for %s", k).isLessThanOrEqualTo(LIMIT);
+            assertThat(maxSeen.get(k).get())
+                    .as(
+                            "most live slots the watcher saw for %s (%d polls, %d granted, %d refused)",
+                            k, polls.get(), granted.get(), refused.get())
+                    .isLessThanOrEqualTo(LIMIT)
+                    .isEqualTo(LIMIT);
+            assertThat(maxInHand.get(k).get())
+                    .as("most permits in hand at once for %s", k)
+                    .isLessThanOrEqualTo(LIMIT);
         }
         assertThat(refused.get()).as("claimers were turned away at the cap").isPositive();
-        assertThat(count("SELECT count(*) FROM " + schema + ".concurrency_slot")).as("every slot released").isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".concurrency_slot"))
+                .as("every slot released")
+                .isZero();
     }
 
     /** Holds a permit for a random short while: a few tiny round trips on the node's pool, or a short park. */
@@ -193,7 +205,9 @@ class CoordinationP03ConcurrencyCapTest extends CoordinationFaultSupport {
             assertThat(p.local()).isFalse();
             taken.add(p);
         }
-        assertThat(longer.tryAcquire("acct")).as("the cap still holds after the takeover").isEmpty();
+        assertThat(longer.tryAcquire("acct"))
+                .as("the cap still holds after the takeover")
+                .isEmpty();
         assertThat(dead.get(0).renew()).as("an expired slot cannot be renewed").isFalse();
         taken.forEach(ConcurrencyCap.Permit::close);
         assertThat(count("SELECT count(*) FROM " + schema + ".concurrency_slot WHERE expires_at > clock_timestamp()"))

@@ -40,9 +40,14 @@ class CoordinationP04DatabaseUnreachableTest extends CoordinationFaultSupport {
         cfg.setConnectionTimeout(250);
         cfg.setValidationTimeout(250);
         faulty = closeLater(new HikariDataSource(cfg));
-        Baton node = closeLater(Baton.builder(faulty).schema(schema).nodeId("p04-proxied")
-                .notifications(NotificationMode.POLL).migrateOnStart(false).nodeHeartbeat(Duration.ofSeconds(1))
-                .build()).start();
+        Baton node = closeLater(Baton.builder(faulty)
+                        .schema(schema)
+                        .nodeId("p04-proxied")
+                        .notifications(NotificationMode.POLL)
+                        .migrateOnStart(false)
+                        .nodeHeartbeat(Duration.ofSeconds(1))
+                        .build())
+                .start();
         coord = node.coordination();
     }
 
@@ -82,22 +87,33 @@ class CoordinationP04DatabaseUnreachableTest extends CoordinationFaultSupport {
         cutOff();
 
         List<Optional<ConcurrencyCap.Permit>> permits = concurrently(6, () -> cap.tryAcquire("acct"));
-        List<ConcurrencyCap.Permit> local = permits.stream().flatMap(Optional::stream).toList();
-        assertThat(local).as("local permits at once").hasSize(2).allSatisfy(p -> assertThat(p.local()).isTrue());
+        List<ConcurrencyCap.Permit> local =
+                permits.stream().flatMap(Optional::stream).toList();
+        assertThat(local)
+                .as("local permits at once")
+                .hasSize(2)
+                .allSatisfy(p -> assertThat(p.local()).isTrue());
 
         List<RateDecision> decisions = concurrently(8, () -> limiter.tryAcquire("10.0.0.2"));
         assertThat(decisions).allSatisfy(d -> assertThat(d.fallback()).isTrue());
-        assertThat(decisions).filteredOn(RateDecision::allowed).as("allowed by the in-process limiter").hasSize(3);
-        assertThat(decisions).filteredOn(d -> !d.allowed())
+        assertThat(decisions)
+                .filteredOn(RateDecision::allowed)
+                .as("allowed by the in-process limiter")
+                .hasSize(3);
+        assertThat(decisions)
+                .filteredOn(d -> !d.allowed())
                 .allSatisfy(d -> assertThat(d.retryAfter()).isPositive());
-        assertThat(coord.fallbacks()).as("every decision without the database counted").isEqualTo(14);
+        assertThat(coord.fallbacks())
+                .as("every decision without the database counted")
+                .isEqualTo(14);
 
         local.get(0).close();
         ConcurrencyCap.Permit again = cap.tryAcquire("acct").orElseThrow();
         assertThat(again.local()).isTrue();
         assertThat(cap.tryAcquire("acct")).as("ceiling still 2").isEmpty();
         assertThat(coord.fallbacks()).isEqualTo(16);
-        assertThat(count("SELECT count(*) FROM " + schema + ".concurrency_slot")).as("nothing reached the database")
+        assertThat(count("SELECT count(*) FROM " + schema + ".concurrency_slot"))
+                .as("nothing reached the database")
                 .isZero();
 
         proxy.heal();
@@ -114,7 +130,8 @@ class CoordinationP04DatabaseUnreachableTest extends CoordinationFaultSupport {
         assertThat(count("SELECT count(*) FROM " + schema + ".concurrency_slot WHERE holder LIKE 'p04-proxied/%'"))
                 .isEqualTo(1);
         onDb.get().close();
-        assertThat(count("SELECT count(*) FROM " + schema + ".concurrency_slot")).isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".concurrency_slot"))
+                .isZero();
         RateDecision back = limiter.tryAcquire("10.0.0.2");
         assertThat(back.fallback()).as("decided on the database again").isFalse();
         assertThat(back.allowed()).isTrue();
@@ -136,23 +153,28 @@ class CoordinationP04DatabaseUnreachableTest extends CoordinationFaultSupport {
         assertThat(coord.firstDelivery("github", "d-1", Duration.ofMinutes(5))).isTrue();
         cutOff();
 
-        assertThat(coord.firstDelivery("github", "d-1", Duration.ofMinutes(5), Duration.ofSeconds(1),
-                Coordination.OnTimeout.ACCEPT)).isTrue();
-        assertThat(coord.firstDelivery("github", "d-2", Duration.ofMinutes(5), Duration.ofSeconds(1),
-                Coordination.OnTimeout.REJECT)).isFalse();
+        assertThat(coord.firstDelivery(
+                        "github", "d-1", Duration.ofMinutes(5), Duration.ofSeconds(1), Coordination.OnTimeout.ACCEPT))
+                .isTrue();
+        assertThat(coord.firstDelivery(
+                        "github", "d-2", Duration.ofMinutes(5), Duration.ofSeconds(1), Coordination.OnTimeout.REJECT))
+                .isFalse();
         assertThat(coord.fallbacks()).isEqualTo(2);
         try {
-            coord.firstDelivery("github", "d-3", Duration.ofMinutes(5), Duration.ofSeconds(1),
-                    Coordination.OnTimeout.THROW);
+            coord.firstDelivery(
+                    "github", "d-3", Duration.ofMinutes(5), Duration.ofSeconds(1), Coordination.OnTimeout.THROW);
             throw new AssertionError("THROW should have thrown");
         } catch (BatonException expected) {
             assertThat(expected).hasMessageContaining("d-3");
         }
 
         proxy.heal();
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).ignoreException(BatonException.class)
-                .until(() -> coord.firstDelivery("github", "d-2", Duration.ofMinutes(5), Duration.ofSeconds(1),
-                        Coordination.OnTimeout.THROW));
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(50))
+                .ignoreException(BatonException.class)
+                .until(() -> coord.firstDelivery(
+                        "github", "d-2", Duration.ofMinutes(5), Duration.ofSeconds(1), Coordination.OnTimeout.THROW));
         assertThat(coord.firstDelivery("github", "d-1", Duration.ofMinutes(5))).isFalse();
     }
 

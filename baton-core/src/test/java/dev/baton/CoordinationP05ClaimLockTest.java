@@ -49,8 +49,8 @@ class CoordinationP05ClaimLockTest extends CoordinationFaultSupport {
         ExecutorService exec = threads(1);
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        Future<Optional<String>> holder = exec.submit(() -> a.withClaimLock(List.of("k"), Duration.ofSeconds(10),
-                claim -> {
+        Future<Optional<String>> holder =
+                exec.submit(() -> a.withClaimLock(List.of("k"), Duration.ofSeconds(10), claim -> {
                     inside.countDown();
                     if (!letGo.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
                         throw new AssertionError("holder was never let go");
@@ -73,11 +73,12 @@ class CoordinationP05ClaimLockTest extends CoordinationFaultSupport {
             assertThat(call(() -> b.withClaimLock(List.of("z", "k"), Duration.ofMillis(300), claim -> "waiter")))
                     .isEmpty();
             // Other keys are not blocked.
-            assertThat(b.withClaimLock(List.of("other"), Duration.ofMillis(300), claim -> "free")).contains("free");
+            assertThat(b.withClaimLock(List.of("other"), Duration.ofMillis(300), claim -> "free"))
+                    .contains("free");
             // The lock timeout is transaction-local: after a committed claim, B's pool (one connection)
             // carries no 300 ms timeout on into unrelated work.
             try (Connection c = b.dataSource().getConnection();
-                 ResultSet rs = c.createStatement().executeQuery("SHOW lock_timeout")) {
+                    ResultSet rs = c.createStatement().executeQuery("SHOW lock_timeout")) {
                 rs.next();
                 assertThat(rs.getString(1)).isNotEqualTo("300ms");
             }
@@ -85,7 +86,8 @@ class CoordinationP05ClaimLockTest extends CoordinationFaultSupport {
             letGo.countDown();
         }
         assertThat(holder.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).contains("holder");
-        assertThat(b.withClaimLock(List.of("k"), Duration.ofMillis(300), claim -> "waiter")).contains("waiter");
+        assertThat(b.withClaimLock(List.of("k"), Duration.ofMillis(300), claim -> "waiter"))
+                .contains("waiter");
     }
 
     /**
@@ -128,7 +130,8 @@ class CoordinationP05ClaimLockTest extends CoordinationFaultSupport {
             claim.afterCommit(() -> {
                 order.add("announce");
                 try {
-                    visibleToOthers.set(count("SELECT count(*) FROM " + schema + ".p05_claims WHERE id = 'task-1'") == 1);
+                    visibleToOthers.set(
+                            count("SELECT count(*) FROM " + schema + ".p05_claims WHERE id = 'task-1'") == 1);
                 } catch (SQLException e) {
                     throw new IllegalStateException(e);
                 }
@@ -144,14 +147,16 @@ class CoordinationP05ClaimLockTest extends CoordinationFaultSupport {
         assertThat(result).contains("claimed");
         assertThat(ranInsideBody).as("a hook ran inside the body").isFalse();
         assertThat(order).containsExactly("announce", "failing", "after-failing");
-        assertThat(visibleToOthers.get()).as("the body's row was committed when the hook ran").isTrue();
+        assertThat(visibleToOthers.get())
+                .as("the body's row was committed when the hook ran")
+                .isTrue();
 
         // A claim that cannot get its lock runs neither body nor hooks.
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
         ExecutorService exec = threads(1);
-        Future<Optional<String>> holder = exec.submit(() -> coord.withClaimLock(List.of("claim:tasks"),
-                Duration.ofSeconds(5), claim -> {
+        Future<Optional<String>> holder =
+                exec.submit(() -> coord.withClaimLock(List.of("claim:tasks"), Duration.ofSeconds(5), claim -> {
                     inside.countDown();
                     letGo.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
                     return "held";
@@ -160,9 +165,10 @@ class CoordinationP05ClaimLockTest extends CoordinationFaultSupport {
         AtomicBoolean contendedHookRan = new AtomicBoolean();
         try {
             assertThat(call(() -> coord.withClaimLock(List.of("claim:tasks"), Duration.ofMillis(200), claim -> {
-                claim.afterCommit(() -> contendedHookRan.set(true));
-                return "never";
-            }))).isEmpty();
+                        claim.afterCommit(() -> contendedHookRan.set(true));
+                        return "never";
+                    })))
+                    .isEmpty();
         } finally {
             letGo.countDown();
         }
@@ -188,8 +194,8 @@ class CoordinationP05ClaimLockTest extends CoordinationFaultSupport {
      */
     @Test
     void P05_overlappingClaimsInDifferentOrdersNeverDeadlock() throws Exception {
-        List<List<String>> keySets = List.of(List.of("a", "b", "c"), List.of("c", "b", "a"), List.of("b", "d", "a"),
-                List.of("d", "c", "b"));
+        List<List<String>> keySets =
+                List.of(List.of("a", "b", "c"), List.of("c", "b", "a"), List.of("b", "d", "a"), List.of("d", "c", "b"));
         List<Baton> nodes = nodes("p05d", keySets.size(), 1);
         int rounds = 100;
         CyclicBarrier barrier = new CyclicBarrier(keySets.size());
@@ -219,6 +225,8 @@ class CoordinationP05ClaimLockTest extends CoordinationFaultSupport {
             });
         }
         assertThat(runAll(tasks)).as("claims that ran, per claimer").containsOnly(rounds);
-        assertThat(maxRunning.get()).as("bodies running at once under a shared key").isEqualTo(1);
+        assertThat(maxRunning.get())
+                .as("bodies running at once under a shared key")
+                .isEqualTo(1);
     }
 }

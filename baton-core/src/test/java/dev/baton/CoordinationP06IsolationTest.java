@@ -30,17 +30,25 @@ class CoordinationP06IsolationTest extends DbTest {
     @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
     void P06_capIsNeverExceededUnderTheDefaultIsolationOfThePool(String isolation) throws Exception {
         Coordination coordination = coordination(pool(isolation));
-        ConcurrencyCap cap = coordination.concurrencyCap("reports", 1, Duration.ofMinutes(1), 0, Duration.ofSeconds(20));
+        ConcurrencyCap cap =
+                coordination.concurrencyCap("reports", 1, Duration.ofMinutes(1), 0, Duration.ofSeconds(20));
         PausePoints.Pause firstBeforeCommit = points.arm(Hooks.Points.CAP_BEFORE_COMMIT);
-        CompletableFuture<Optional<ConcurrencyCap.Permit>> first = CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct"));
+        CompletableFuture<Optional<ConcurrencyCap.Permit>> first =
+                CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct"));
         firstBeforeCommit.awaitReached(WAIT); // its slot is inserted, not committed; it holds the key's lock
-        CompletableFuture<Optional<ConcurrencyCap.Permit>> second = CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct"));
-        org.awaitility.Awaitility.await().atMost(WAIT).until(() -> count("SELECT count(*) FROM pg_stat_activity "
-                + "WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%'") >= 1);
+        CompletableFuture<Optional<ConcurrencyCap.Permit>> second =
+                CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct"));
+        org.awaitility.Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> count("SELECT count(*) FROM pg_stat_activity "
+                                + "WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%'")
+                        >= 1);
         firstBeforeCommit.release();
 
         assertThat(first.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isPresent();
-        assertThat(second.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("refused: the cap is 1").isEmpty();
+        assertThat(second.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .as("refused: the cap is 1")
+                .isEmpty();
         assertThat(slots("reports")).isEqualTo(1);
         assertThat(coordination.fallbacks()).isZero();
     }
@@ -54,22 +62,29 @@ class CoordinationP06IsolationTest extends DbTest {
     @ValueSource(strings = {"TRANSACTION_REPEATABLE_READ", "TRANSACTION_SERIALIZABLE"})
     void P06_aHolderPausedInsideItsAdmissionDoesNotBlockOthersForever(String isolation) throws Exception {
         Coordination coordination = coordination(pool(isolation));
-        ConcurrencyCap cap = coordination.concurrencyCap("reports", 1, Duration.ofMinutes(1), 0, Duration.ofMillis(600));
+        ConcurrencyCap cap =
+                coordination.concurrencyCap("reports", 1, Duration.ofMinutes(1), 0, Duration.ofMillis(600));
         PausePoints.Pause paused = points.arm(Hooks.Points.CAP_BEFORE_COMMIT);
-        CompletableFuture<Optional<ConcurrencyCap.Permit>> first = CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct"));
+        CompletableFuture<Optional<ConcurrencyCap.Permit>> first =
+                CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct"));
         paused.awaitReached(WAIT);
 
-        Optional<ConcurrencyCap.Permit> second = CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct"))
-                .get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        assertThat(second).as("gave up after a bounded wait: the key stayed locked").isEmpty();
+        Optional<ConcurrencyCap.Permit> second =
+                CompletableFuture.supplyAsync(() -> cap.tryAcquire("acct")).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(second)
+                .as("gave up after a bounded wait: the key stayed locked")
+                .isEmpty();
         // The paused caller stopped waiting at its own bound: no answer counts as unreachable, and the local
         // ceiling of 0 refuses.
         assertThat(first.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isEmpty();
         paused.release();
         // The abandoned admission does not commit a slot nobody will use (or the server ended it first).
-        org.awaitility.Awaitility.await().atMost(WAIT).until(() -> slots("reports") == 0
-                && count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                + "AND query LIKE '%pg_advisory_xact_lock%'") == 0);
+        org.awaitility.Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> slots("reports") == 0
+                        && count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                        + "AND query LIKE '%pg_advisory_xact_lock%'")
+                                == 0);
         assertThat(cap.tryAcquire("acct")).as("the key is free again").isPresent();
     }
 

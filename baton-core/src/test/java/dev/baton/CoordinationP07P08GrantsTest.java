@@ -43,22 +43,36 @@ class CoordinationP07P08GrantsTest extends DbTest {
 
         String before = stepUpA.issue("user-1", Duration.ofMinutes(5));
         long issuedUnder = stepUpA.verify(before).orElseThrow().epoch();
-        assertThat(sessionsB.isCurrent("user-1", issuedUnder)).as("B reads, and caches, the epoch").isTrue();
+        assertThat(sessionsB.isCurrent("user-1", issuedUnder))
+                .as("B reads, and caches, the epoch")
+                .isTrue();
         long readAt = clockB.getAsLong();
 
         assertThat(sessionsA.revokeAll("user-1")).isGreaterThan(issuedUnder);
-        assertThat(sessionsA.isCurrent("user-1", issuedUnder)).as("refused at once where it was revoked").isFalse();
-        assertThat(stepUpA.redeem(stepUpA.issue("user-1", Duration.ofMinutes(5)))).as("new grants work").isPresent();
+        assertThat(sessionsA.isCurrent("user-1", issuedUnder))
+                .as("refused at once where it was revoked")
+                .isFalse();
+        assertThat(stepUpA.redeem(stepUpA.issue("user-1", Duration.ofMinutes(5))))
+                .as("new grants work")
+                .isPresent();
 
         clockB.set(readAt + STALENESS.toNanos() - 1);
-        assertThat(sessionsB.isCurrent("user-1", issuedUnder)).as("B may still answer from its read, within the bound")
+        assertThat(sessionsB.isCurrent("user-1", issuedUnder))
+                .as("B may still answer from its read, within the bound")
                 .isTrue();
         clockB.set(readAt + STALENESS.toNanos());
-        assertThat(sessionsB.isCurrent("user-1", issuedUnder)).as("refused at the bound").isFalse();
-        assertThat(stepUpB.redeem(before)).as("the grant issued before the revocation, on B").isEmpty();
+        assertThat(sessionsB.isCurrent("user-1", issuedUnder))
+                .as("refused at the bound")
+                .isFalse();
+        assertThat(stepUpB.redeem(before))
+                .as("the grant issued before the revocation, on B")
+                .isEmpty();
         assertThat(stepUpA.redeem(before)).as("and on A").isEmpty();
-        assertThat(sessionsB.isCurrent("user-2", 0)).as("other subjects unaffected").isTrue();
-        assertThat(count("SELECT count(*) FROM " + schema + ".revocation_epoch")).isEqualTo(1);
+        assertThat(sessionsB.isCurrent("user-2", 0))
+                .as("other subjects unaffected")
+                .isTrue();
+        assertThat(count("SELECT count(*) FROM " + schema + ".revocation_epoch"))
+                .isEqualTo(1);
     }
 
     /**
@@ -96,9 +110,12 @@ class CoordinationP07P08GrantsTest extends DbTest {
 
         String shortLived = nodes.get(0).issue("user-x", Duration.ofMillis(300));
         Grants.Grant claims = nodes.get(1).verify(shortLived).orElseThrow();
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count(
-                "SELECT count(*) FROM (SELECT clock_timestamp() > to_timestamp(" + claims.expiresAt().toEpochMilli()
-                        + " / 1000.0)) t(expired) WHERE expired") == 1);
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> count("SELECT count(*) FROM (SELECT clock_timestamp() > to_timestamp("
+                                + claims.expiresAt().toEpochMilli() + " / 1000.0)) t(expired) WHERE expired")
+                        == 1);
         for (Grants on : nodes) {
             assertThat(on.redeem(shortLived)).as("never after expiry").isEmpty();
         }
@@ -109,20 +126,31 @@ class CoordinationP07P08GrantsTest extends DbTest {
         Grants stepUp = node("p08-f").coordination().grants("step-up", KEY, null);
         String token = stepUp.issue("user-1", Duration.ofMinutes(1));
         String[] parts = token.split("\\.");
-        String otherSubject = new String(Base64.getUrlDecoder().decode(parts[0]), StandardCharsets.UTF_8)
-                .replace("user-1", "user-2");
-        String forged = Base64.getUrlEncoder().withoutPadding().encodeToString(otherSubject.getBytes(StandardCharsets.UTF_8))
-                + "." + parts[1];
+        String otherSubject =
+                new String(Base64.getUrlDecoder().decode(parts[0]), StandardCharsets.UTF_8).replace("user-1", "user-2");
+        String forged =
+                Base64.getUrlEncoder().withoutPadding().encodeToString(otherSubject.getBytes(StandardCharsets.UTF_8))
+                        + "." + parts[1];
         assertThat(stepUp.redeem(forged)).as("payload changed, signature kept").isEmpty();
         byte[] otherKey = KEY.clone();
         otherKey[0] ^= 1;
-        assertThat(node("p08-g").coordination().grants("step-up", otherKey, null).redeem(token)).as("other key").isEmpty();
-        assertThat(node("p08-h").coordination().grants("email-change", KEY, null).redeem(token)).as("other purpose")
+        assertThat(node("p08-g")
+                        .coordination()
+                        .grants("step-up", otherKey, null)
+                        .redeem(token))
+                .as("other key")
+                .isEmpty();
+        assertThat(node("p08-h")
+                        .coordination()
+                        .grants("email-change", KEY, null)
+                        .redeem(token))
+                .as("other purpose")
                 .isEmpty();
         assertThat(stepUp.redeem("not a token")).isEmpty();
         assertThat(stepUp.redeem(token)).isPresent();
         assertThatThrownBy(() -> node("p08-i").coordination().grants("step-up", new byte[16], null))
-                .hasMessageContaining("at least 32 bytes").hasMessageContaining("16");
+                .hasMessageContaining("at least 32 bytes")
+                .hasMessageContaining("16");
         assertThatThrownBy(() -> stepUp.issue("u", Duration.ofDays(2))).hasMessageContaining("at most PT24H");
         assertThatThrownBy(() -> node("p08-j").coordination().revocations("session", Duration.ofHours(2)))
                 .hasMessageContaining("maxStaleness must be at most PT1H");

@@ -18,7 +18,8 @@ class CoordinationSmokeTest extends DbTest {
         String token = c.tokens().mint("ws", "user-7", Duration.ofSeconds(30));
         assertThat(token).matches("[A-Za-z0-9_-]{43}");
         assertThat(count("SELECT count(*) FROM " + schema + ".single_use_token WHERE token_hash = decode('"
-                + java.util.HexFormat.of().formatHex(Coordination.sha256(token)) + "', 'hex')")).isEqualTo(1);
+                        + java.util.HexFormat.of().formatHex(Coordination.sha256(token)) + "', 'hex')"))
+                .isEqualTo(1);
         assertThat(c.tokens().consume("ws", token)).contains("user-7");
         assertThat(c.tokens().consume("ws", token)).isEmpty();
 
@@ -48,7 +49,12 @@ class CoordinationSmokeTest extends DbTest {
         assertThat(denied.retryAfter()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(20));
         assertThat(rl.tryAcquire("5.6.7.8").allowed()).isTrue();
 
-        assertThat(c.withLease("refresh:u1", Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofMillis(50),
-                grant -> grant.generation())).hasValueSatisfying(g -> assertThat(g).isPositive());
+        assertThat(c.withLease(
+                        "refresh:u1",
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(1),
+                        Duration.ofMillis(50),
+                        grant -> grant.generation()))
+                .hasValueSatisfying(g -> assertThat(g).isPositive());
     }
 }

@@ -36,6 +36,7 @@ abstract class DbTest {
      * {@code BATON_POOL_PROFILE=user}) configured as applications run it.
      */
     protected HikariDataSource appPool;
+
     protected PausePoints points;
     protected Leases leases;
     private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -73,8 +74,14 @@ abstract class DbTest {
     }
 
     protected Baton node(String id, javax.sql.DataSource ds, LongSupplier ticker) {
-        return closeLater(Baton.builder(ds).schema(schema).nodeId(id).nodeHeartbeat(Duration.ofMillis(200))
-                .testHooks(points::reach).ticker(ticker).build()).start();
+        return closeLater(Baton.builder(ds)
+                        .schema(schema)
+                        .nodeId(id)
+                        .nodeHeartbeat(Duration.ofMillis(200))
+                        .testHooks(points::reach)
+                        .ticker(ticker)
+                        .build())
+                .start();
     }
 
     /** The cluster's housekeeping run by hand on the application pool, as the maintenance leader runs it. */
@@ -95,12 +102,24 @@ abstract class DbTest {
     }
 
     /** ... of a node that handles {@code ownKinds}, on {@code ticker}'s time. */
-    protected Maintenance maintenance(WorkerConfig config, String nodeId, JobStore store, Duration retention,
-                                      Set<String> ownKinds, LongSupplier ticker) {
+    protected Maintenance maintenance(
+            WorkerConfig config,
+            String nodeId,
+            JobStore store,
+            Duration retention,
+            Set<String> ownKinds,
+            LongSupplier ticker) {
         Jobs jobs = new Jobs(appPool, store, PayloadCodec.jackson(), WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES);
-        return new Maintenance(Db.of(appPool), store, leases, new Schedules(appPool, schema, store, jobs),
-                new Nodes(appPool, schema, leases), new Coordination(appPool, schema, leases, nodeId, System::nanoTime),
-                new Maintenance.Config(config, ownKinds, retention), nodeId, ticker);
+        return new Maintenance(
+                Db.of(appPool),
+                store,
+                leases,
+                new Schedules(appPool, schema, store, jobs),
+                new Nodes(appPool, schema, leases),
+                new Coordination(appPool, schema, leases, nodeId, System::nanoTime),
+                new Maintenance.Config(config, ownKinds, retention),
+                nodeId,
+                ticker);
     }
 
     /** A leader context that ends the term after {@code n} passes, moving {@code clock} on by {@code step} each. */
@@ -109,8 +128,11 @@ abstract class DbTest {
     }
 
     /** ... running {@code between} after each pass. */
-    protected static LeaderContext passes(int n, java.util.concurrent.atomic.AtomicLong clock, Duration step,
-                                          org.junit.jupiter.api.function.ThrowingSupplier<?> between) {
+    protected static LeaderContext passes(
+            int n,
+            java.util.concurrent.atomic.AtomicLong clock,
+            Duration step,
+            org.junit.jupiter.api.function.ThrowingSupplier<?> between) {
         java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(n);
         return new LeaderContext() {
             @Override
@@ -148,15 +170,21 @@ abstract class DbTest {
 
     /** Short timings for tests: L = 1 s, R = 200 ms (L/2 = 500 ms > 2R = 400 ms). */
     protected static LeadershipConfig fastLeadership() {
-        return LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1)).renewInterval(Duration.ofMillis(200))
-                .pollInterval(Duration.ofMillis(100)).stopTimeout(Duration.ofSeconds(5)).build();
+        return LeadershipConfig.builder()
+                .leaseTtl(Duration.ofSeconds(1))
+                .renewInterval(Duration.ofMillis(200))
+                .pollInterval(Duration.ofMillis(100))
+                .stopTimeout(Duration.ofSeconds(5))
+                .build();
     }
 
     /** Creates {@code <schema>.ledger}, the table of protected writes the tests fence. */
     protected void createLedger() throws SQLException {
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "CREATE TABLE " + schema + ".ledger (seq bigserial PRIMARY KEY, lease_name text NOT NULL, "
-                    + "generation bigint NOT NULL, owner_id text NOT NULL, idempotency_key text UNIQUE)");
+            Jdbc.execute(
+                    c,
+                    "CREATE TABLE " + schema + ".ledger (seq bigserial PRIMARY KEY, lease_name text NOT NULL, "
+                            + "generation bigint NOT NULL, owner_id text NOT NULL, idempotency_key text UNIQUE)");
         }
     }
 
@@ -180,7 +208,8 @@ abstract class DbTest {
     }
 
     protected long count(String sql) throws SQLException {
-        try (Connection c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery(sql)) {
+        try (Connection c = pool.getConnection();
+                ResultSet rs = c.createStatement().executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
         }
@@ -190,7 +219,8 @@ abstract class DbTest {
     protected List<long[]> ledgerGenerations() throws SQLException {
         List<long[]> out = new ArrayList<>();
         try (Connection c = pool.getConnection();
-             ResultSet rs = c.createStatement().executeQuery("SELECT seq, generation FROM " + schema + ".ledger ORDER BY seq")) {
+                ResultSet rs = c.createStatement()
+                        .executeQuery("SELECT seq, generation FROM " + schema + ".ledger ORDER BY seq")) {
             while (rs.next()) {
                 out.add(new long[] {rs.getLong(1), rs.getLong(2)});
             }
@@ -203,8 +233,11 @@ abstract class DbTest {
      * the test's own pool: the application pool may be all in use by the operations under test.
      */
     protected void awaitExpired(String name) {
-        org.awaitility.Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
+        org.awaitility.Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(10))
                 .until(() -> count("SELECT count(*) FROM " + schema + ".lease WHERE name = '" + name.replace("'", "''")
-                        + "' AND owner_id IS NOT NULL AND expires_at > clock_timestamp()") == 0);
+                                + "' AND owner_id IS NOT NULL AND expires_at > clock_timestamp()")
+                        == 0);
     }
 }

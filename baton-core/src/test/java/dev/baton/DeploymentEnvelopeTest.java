@@ -43,15 +43,18 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
     void E04_everyOperationCommitsWhatItReportsOnAJpaTunedPool() throws Exception {
         HikariDataSource app = userPool("e04-app");
         AtomicInteger ran = new AtomicInteger();
-        Baton node = start(nodeBuilder("e04-node", app).worker(fastWorker("default", 4).build())
+        Baton node = start(nodeBuilder("e04-node", app)
+                .worker(fastWorker("default", 4).build())
                 .handle("work", Item.class, (item, ctx) -> ran.incrementAndGet()));
         Jobs jobs = node.jobs();
         List<Long> ids = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             ids.add(jobs.enqueue(JobRequest.of("work", new Item("j" + i))).id());
         }
-        org.awaitility.Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> count(
-                "SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'") == 200);
+        org.awaitility.Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'") == 200);
         assertThat(ran.get()).isEqualTo(200);
         assertThat(ids).doesNotHaveDuplicates();
 
@@ -71,8 +74,10 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
         assertThat(c.fallbacks()).isZero();
 
         // And the view from a plain connection agrees: the rows are there.
-        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'")).isEqualTo(200);
-        assertThat(count("SELECT count(*) FROM " + schema + ".inbound_delivery")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'"))
+                .isEqualTo(200);
+        assertThat(count("SELECT count(*) FROM " + schema + ".inbound_delivery"))
+                .isEqualTo(1);
         assertThat(count("SELECT count(*) FROM " + schema + ".rate_limit")).isEqualTo(1);
     }
 
@@ -94,8 +99,8 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
         List<Future<Optional<Integer>>> all = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             Duration maxWait = i == 0 ? WAIT : Duration.ofMillis(300);
-            all.add(six.submit(() -> node.coordination().withLease("refresh", Duration.ofSeconds(30),
-                    maxWait, Duration.ofMillis(50), g -> {
+            all.add(six.submit(() -> node.coordination()
+                    .withLease("refresh", Duration.ofSeconds(30), maxWait, Duration.ofMillis(50), g -> {
                         most.accumulateAndGet(holders.incrementAndGet(), Math::max);
                         inside.countDown();
                         release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -131,20 +136,28 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
         Map<Integer, List<String>> before = sessionState(app);
         Recording spy = new Recording(app);
         DataSource ds = spy.ds;
-        Baton node = start(nodeBuilder("e04-spy", ds).notifications(NotificationMode.POLL)
+        Baton node = start(nodeBuilder("e04-spy", ds)
+                .notifications(NotificationMode.POLL)
                 .worker(fastWorker("default", 2).build())
                 .handle("work", Item.class, (item, ctx) -> ctx.transaction(tx -> insertEffect(tx))));
         Coordination c = node.coordination();
         long job = node.jobs().enqueue(JobRequest.of("work", new Item("w"))).id();
-        org.awaitility.Awaitility.await().atMost(WAIT).until(() -> row(job).state().equals("succeeded"));
-        assertThat(c.withClaimLock(List.of("claim:a"), Duration.ofSeconds(1), claim -> 1)).contains(1);
-        try (ConcurrencyCap.Permit p = c.concurrencyCap("cap", 1, Duration.ofSeconds(30), 0).tryAcquire("k").orElseThrow()) {
+        org.awaitility.Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> row(job).state().equals("succeeded"));
+        assertThat(c.withClaimLock(List.of("claim:a"), Duration.ofSeconds(1), claim -> 1))
+                .contains(1);
+        try (ConcurrencyCap.Permit p = c.concurrencyCap("cap", 1, Duration.ofSeconds(30), 0)
+                .tryAcquire("k")
+                .orElseThrow()) {
             assertThat(p.renew()).isTrue();
         }
         c.rateLimiter("rl", 5, Duration.ofSeconds(1), 1).tryAcquire("k");
         c.firstDelivery("src", "d", Duration.ofMinutes(1));
         c.tokens().consume("p", c.tokens().mint("p", null, Duration.ofMinutes(1)));
-        LeaseGrant g = node.leases().tryAcquire("e04", "e04-spy", Duration.ofSeconds(10)).orElseThrow();
+        LeaseGrant g = node.leases()
+                .tryAcquire("e04", "e04-spy", Duration.ofSeconds(10))
+                .orElseThrow();
         node.leases().fenced(ds, g, tx -> insertLedger(tx, g));
         node.leases().release(g);
 
@@ -153,7 +166,9 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
         if (!PG.pooled()) { // through a transaction pooler a client connection has no server session of its own
             Map<Integer, List<String>> after = sessionState(app);
             assertThat(after.keySet()).as("the same server sessions").isEqualTo(before.keySet());
-            assertThat(after).as("settings and LISTENs of each session, before and after").isEqualTo(before);
+            assertThat(after)
+                    .as("settings and LISTENs of each session, before and after")
+                    .isEqualTo(before);
         }
     }
 
@@ -170,9 +185,10 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
                 held.add(c);
                 List<String> rows = new ArrayList<>();
                 // transaction_* describe the current transaction (set from the defaults at its start), not the session.
-                try (var rs = c.createStatement().executeQuery("SELECT name || '=' || setting FROM pg_settings "
-                        + "WHERE source = 'session' AND name NOT LIKE 'transaction\\_%' UNION ALL SELECT 'LISTEN ' || ch FROM pg_listening_channels() ch "
-                        + "ORDER BY 1")) {
+                try (var rs = c.createStatement()
+                        .executeQuery("SELECT name || '=' || setting FROM pg_settings "
+                                + "WHERE source = 'session' AND name NOT LIKE 'transaction\\_%' UNION ALL SELECT 'LISTEN ' || ch FROM pg_listening_channels() ch "
+                                + "ORDER BY 1")) {
                     while (rs.next()) {
                         rows.add(rs.getString(1));
                     }
@@ -204,8 +220,10 @@ class DeploymentEnvelopeTest extends JobBehaviourTestBase {
         cfg.setReadOnly(true);
         HikariDataSource readOnly = closeLater(new HikariDataSource(cfg));
         Baton node = closeLater(nodeBuilder("e04-ro", readOnly).build());
-        assertThatThrownBy(node::start).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("read-only connections").hasMessageContaining("readOnly=true");
+        assertThatThrownBy(node::start)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("read-only connections")
+                .hasMessageContaining("readOnly=true");
     }
 
     private int insertEffect(Connection tx) throws SQLException {

@@ -40,30 +40,40 @@ class FencePausedWriterTest extends DbTest {
     void L05_aWriterPausedInsideItsFencedTransactionDelaysATakeoverOnlyUntilItsLeaseRunsOut() throws Exception {
         createLedger();
         LeaseGrant a = leases.tryAcquire("lead", "node-a", TTL).orElseThrow();
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(10))
                 .until(() -> !dbNow().isBefore(a.acquiredAt().plusMillis(1500)));
         PausePoints.Pause inside = points.arm(Hooks.Points.FENCE_AFTER_CHECK);
-        CompletableFuture<Long> write = CompletableFuture.supplyAsync(() -> leases.fenced(a, tx -> insertLedger(tx, a)));
+        CompletableFuture<Long> write =
+                CompletableFuture.supplyAsync(() -> leases.fenced(a, tx -> insertLedger(tx, a)));
         inside.awaitReached(WAIT);
         Instant fencedBy = dbNow(); // the fence ran before this: the transaction sits idle from here
 
-        LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20)).orElseThrow();
+        LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20))
+                .orElseThrow();
         Instant takenBy = dbNow();
         assertThat(b.acquiredAt()).as("no takeover before A's lease expired").isAfterOrEqualTo(a.expiresAt());
-        assertThat(takenBy).as("taken over before the old bound (idle for the whole TTL after the fence)")
+        assertThat(takenBy)
+                .as("taken over before the old bound (idle for the whole TTL after the fence)")
                 .isBefore(fencedBy.plus(TTL));
-        assertThat(b.acquiredAt()).as("the grant is stamped after its wait for the row").isAfter(fencedBy);
+        assertThat(b.acquiredAt())
+                .as("the grant is stamped after its wait for the row")
+                .isAfter(fencedBy);
         inside.release();
-        assertThatThrownBy(write::join).isInstanceOf(CompletionException.class)
+        assertThatThrownBy(write::join)
+                .isInstanceOf(CompletionException.class)
                 .hasCauseInstanceOf(LeaseLostException.class);
         assertThat(ledgerGenerations()).isEmpty();
-        System.out.printf("fence idle bound: takeover %d ms after A's lease expired (fenced %d ms before expiry)%n",
+        System.out.printf(
+                "fence idle bound: takeover %d ms after A's lease expired (fenced %d ms before expiry)%n",
                 java.time.Duration.between(a.expiresAt(), b.acquiredAt()).toMillis(),
                 java.time.Duration.between(fencedBy, a.expiresAt()).toMillis());
     }
 
     private Instant dbNow() throws SQLException {
-        try (Connection c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
+        try (Connection c = pool.getConnection();
+                ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
             rs.next();
             return rs.getTimestamp(1).toInstant();
         }

@@ -27,18 +27,23 @@ class FencingTest extends DbTest {
     @Test
     void fencedWriteCommitsWithCurrentGrantAndCheckNeedsATransaction() throws Exception {
         createLedger();
-        LeaseGrant g = leases.tryAcquire("writer", "node-a", Duration.ofSeconds(5)).orElseThrow();
+        LeaseGrant g =
+                leases.tryAcquire("writer", "node-a", Duration.ofSeconds(5)).orElseThrow();
         long seq = leases.fenced(g, tx -> insertLedger(tx, g));
         assertThat(seq).isPositive();
         try (Connection c = pool.getConnection()) {
-            assertThatThrownBy(() -> leases.check(c, g)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> leases.check(c, g))
+                    .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("auto-commit");
         }
         assertThatThrownBy(() -> leases.fenced(g, tx -> {
-            insertLedger(tx, g);
-            throw new IllegalStateException("business rule failed");
-        })).hasMessage("business rule failed");
-        assertThat(count("SELECT count(*) FROM " + schema + ".ledger")).as("failed work rolled back").isEqualTo(1);
+                    insertLedger(tx, g);
+                    throw new IllegalStateException("business rule failed");
+                }))
+                .hasMessage("business rule failed");
+        assertThat(count("SELECT count(*) FROM " + schema + ".ledger"))
+                .as("failed work rolled back")
+                .isEqualTo(1);
     }
 
     /**
@@ -49,7 +54,8 @@ class FencingTest extends DbTest {
     @Test
     void L03_pauseBetweenLocalCheckAndWriteIsCaughtByTheFence() throws Exception {
         createLedger();
-        LeaseGrant a = leases.tryAcquire("lead", "node-a", Duration.ofMillis(400)).orElseThrow();
+        LeaseGrant a =
+                leases.tryAcquire("lead", "node-a", Duration.ofMillis(400)).orElseThrow();
         PausePoints.Pause paused = points.arm(Hooks.Points.FENCE_BEFORE_CHECK);
         CompletableFuture<Long> aWrite = CompletableFuture.supplyAsync(() -> {
             if (System.nanoTime() >= a.localDeadlineNanos()) {
@@ -59,7 +65,8 @@ class FencingTest extends DbTest {
         });
         paused.awaitReached(WAIT);
 
-        LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20)).orElseThrow();
+        LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20))
+                .orElseThrow();
         leases.fenced(b, tx -> insertLedger(tx, b));
         paused.release();
 
@@ -78,14 +85,14 @@ class FencingTest extends DbTest {
         createLedger();
         Duration ttl = Duration.ofMillis(300);
         try (FaultProxy proxy = FaultProxy.start(PG.host(), PG.port());
-             HikariDataSource viaProxy = proxied(proxy)) {
+                HikariDataSource viaProxy = proxied(proxy)) {
             try (Connection warm = viaProxy.getConnection()) {
                 warm.isValid(1); // a pooled connection is ready before the latency starts
             }
             LeaseGrant a = leases.tryAcquire("lead", "node-a", ttl).orElseThrow();
             proxy.latency(ttl.multipliedBy(2).plusMillis(200));
-            CompletableFuture<Long> delayed = CompletableFuture.supplyAsync(
-                    () -> leases.fenced(viaProxy, a, tx -> insertLedger(tx, a)));
+            CompletableFuture<Long> delayed =
+                    CompletableFuture.supplyAsync(() -> leases.fenced(viaProxy, a, tx -> insertLedger(tx, a)));
             LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(30), WAIT, Duration.ofMillis(20))
                     .orElseThrow();
             leases.fenced(b, tx -> insertLedger(tx, b));
@@ -106,7 +113,8 @@ class FencingTest extends DbTest {
         createLedger();
         HistoryRecorder history = new HistoryRecorder();
         AtomicLong commitOrder = new AtomicLong();
-        LeaseGrant a = leases.tryAcquire("lead", "node-a", Duration.ofSeconds(2)).orElseThrow();
+        LeaseGrant a =
+                leases.tryAcquire("lead", "node-a", Duration.ofSeconds(2)).orElseThrow();
         history.grant(a.name(), a.generation(), a.owner());
 
         PausePoints.Pause beforeCommit = points.arm(Hooks.Points.FENCE_BEFORE_COMMIT);
@@ -122,7 +130,9 @@ class FencingTest extends DbTest {
                 () -> leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20)));
         awaitTakeoverBlockedOnLock();
         awaitExpired("lead");
-        assertThat(takeover).as("takeover must wait for the in-flight fenced write").isNotDone();
+        assertThat(takeover)
+                .as("takeover must wait for the in-flight fenced write")
+                .isNotDone();
 
         beforeCommit.release();
         aWrite.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -145,7 +155,8 @@ class FencingTest extends DbTest {
     void L05_control_plainSubqueryCheckLetsStaleWriteThrough() throws Exception {
         createLedger();
         HistoryRecorder history = new HistoryRecorder();
-        LeaseGrant a = leases.tryAcquire("lead", "node-a", Duration.ofMillis(300)).orElseThrow();
+        LeaseGrant a =
+                leases.tryAcquire("lead", "node-a", Duration.ofMillis(300)).orElseThrow();
         history.grant(a.name(), a.generation(), a.owner());
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
@@ -158,7 +169,9 @@ class FencingTest extends DbTest {
                 ps.setString(4, a.name());
                 ps.setString(5, a.owner());
                 ps.setLong(6, a.generation());
-                assertThat(ps.executeUpdate()).as("plain check passes while valid").isEqualTo(1);
+                assertThat(ps.executeUpdate())
+                        .as("plain check passes while valid")
+                        .isEqualTo(1);
             }
             // A's write is in flight (not committed). B takes over without waiting and writes.
             LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20))
@@ -182,11 +195,14 @@ class FencingTest extends DbTest {
     @Test
     void L05_pausedFencedWriterCannotBlockTakeoverForever() throws Exception {
         createLedger();
-        LeaseGrant a = leases.tryAcquire("lead", "node-a", Duration.ofMillis(300)).orElseThrow();
+        LeaseGrant a =
+                leases.tryAcquire("lead", "node-a", Duration.ofMillis(300)).orElseThrow();
         PausePoints.Pause beforeCommit = points.arm(Hooks.Points.FENCE_BEFORE_COMMIT);
-        CompletableFuture<Long> aWrite = CompletableFuture.supplyAsync(() -> leases.fenced(a, tx -> insertLedger(tx, a)));
+        CompletableFuture<Long> aWrite =
+                CompletableFuture.supplyAsync(() -> leases.fenced(a, tx -> insertLedger(tx, a)));
         beforeCommit.awaitReached(WAIT);
-        LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20)).orElseThrow();
+        LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20))
+                .orElseThrow();
         assertThat(b.generation()).isGreaterThan(a.generation());
         beforeCommit.release();
         // The server ended A's idle transaction before its COMMIT arrived: definitely rolled back.
@@ -203,21 +219,24 @@ class FencingTest extends DbTest {
     @Test
     void L17_lostCommitAckIsUnknownOutcomeAndRetryWithKeyIsSafe() throws Exception {
         createLedger();
-        LeaseGrant a = leases.tryAcquire("lead", "node-a", Duration.ofSeconds(30)).orElseThrow();
+        LeaseGrant a =
+                leases.tryAcquire("lead", "node-a", Duration.ofSeconds(30)).orElseThrow();
         try (FaultProxy proxy = FaultProxy.start(PG.host(), PG.port());
-             HikariDataSource viaProxy = proxied(proxy)) {
+                HikariDataSource viaProxy = proxied(proxy)) {
             PausePoints.Pause beforeCommit = points.arm(Hooks.Points.FENCE_BEFORE_COMMIT);
             CompletableFuture<Long> write = CompletableFuture.supplyAsync(
                     () -> leases.fenced(viaProxy, a, tx -> insertLedger(tx, a, "payment-42")));
             beforeCommit.awaitReached(WAIT);
             proxy.blackHoleServerToClient();
             beforeCommit.release();
-            assertThatThrownByFuture(write).isInstanceOf(UnknownOutcomeException.class)
+            assertThatThrownByFuture(write)
+                    .isInstanceOf(UnknownOutcomeException.class)
                     .hasMessageContaining("may or may not have committed");
             proxy.heal();
         }
         // It did commit; a retry with the same idempotency key is safe and adds nothing.
-        assertThat(count("SELECT count(*) FROM " + schema + ".ledger WHERE idempotency_key = 'payment-42'")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM " + schema + ".ledger WHERE idempotency_key = 'payment-42'"))
+                .isEqualTo(1);
         long retried = leases.fenced(a, tx -> insertLedger(tx, a, "payment-42"));
         assertThat(retried).as("retry found the committed row").isEqualTo(-1);
         assertThat(count("SELECT count(*) FROM " + schema + ".ledger")).isEqualTo(1);
@@ -233,22 +252,29 @@ class FencingTest extends DbTest {
     }
 
     private static void awaitRemainingBelow(Connection tx, LeaseGrant g, Duration left) {
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> remaining(tx, g) < left.toMillis());
     }
 
     private static long remaining(Connection tx, LeaseGrant g) throws SQLException {
-        try (ResultSet rs = tx.createStatement().executeQuery("SELECT extract(epoch FROM (timestamptz '"
-                + g.expiresAt() + "' - clock_timestamp())) * 1000")) {
+        try (ResultSet rs = tx.createStatement()
+                .executeQuery("SELECT extract(epoch FROM (timestamptz '" + g.expiresAt()
+                        + "' - clock_timestamp())) * 1000")) {
             rs.next();
             return rs.getLong(1);
         }
     }
 
     private void awaitTakeoverBlockedOnLock() {
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10)).until(() -> count(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('\""
-                        + schema + "\".lease l' in query) > 0") >= 1);
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(10))
+                .until(() ->
+                        count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('\""
+                                        + schema + "\".lease l' in query) > 0")
+                                >= 1);
     }
 
     private static org.assertj.core.api.AbstractThrowableAssert<?, ? extends Throwable> assertThatThrownByFuture(

@@ -1,6 +1,7 @@
 package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.testkit.PausePoints;
 import java.time.Duration;
@@ -12,12 +13,18 @@ class HandoffTest extends LeadershipDbTest {
     private static final String NAME = "handoff";
 
     /** The holder: a 30 s lease, so the "retry when the holder's lease is due to expire" path is far away. */
-    private static final LeadershipConfig HOLDER = LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(30))
-            .renewInterval(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(100)).stopTimeout(Duration.ofSeconds(5))
+    private static final LeadershipConfig HOLDER = LeadershipConfig.builder()
+            .leaseTtl(Duration.ofSeconds(30))
+            .renewInterval(Duration.ofSeconds(5))
+            .pollInterval(Duration.ofMillis(100))
+            .stopTimeout(Duration.ofSeconds(5))
             .build();
     /** The waiter: polls once an hour, so only a notification can wake it before the holder's lease expires. */
-    private static final LeadershipConfig WAITER = LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))
-            .renewInterval(Duration.ofMillis(200)).pollInterval(Duration.ofHours(1)).stopTimeout(Duration.ofSeconds(5))
+    private static final LeadershipConfig WAITER = LeadershipConfig.builder()
+            .leaseTtl(Duration.ofSeconds(1))
+            .renewInterval(Duration.ofMillis(200))
+            .pollInterval(Duration.ofHours(1))
+            .stopTimeout(Duration.ofSeconds(5))
             .build();
 
     /**
@@ -31,8 +38,10 @@ class HandoffTest extends LeadershipDbTest {
      */
     @Test
     void L09_gracefulReleaseWakesTheWaitingCandidateByNotification() throws Exception {
-        Assumptions.assumeFalse(PG.pooled(), "LISTEN through a transaction pooler loses notifications (Baton falls "
-                + "back to polling there; see E01_pooledModeFallsBackToPolling)");
+        Assumptions.assumeFalse(
+                PG.pooled(),
+                "LISTEN through a transaction pooler loses notifications (Baton falls "
+                        + "back to polling there; see E01_pooledModeFallsBackToPolling)");
         String appB = "l09-b-" + schema;
         HikariDataSource bCoord = pool("l09-b-coord", withParam(PG.jdbcUrl(), "ApplicationName=" + appB), 3);
         Baton a = start(nodeBuilder("l09-a", nodePool("l09-a")));
@@ -59,12 +68,16 @@ class HandoffTest extends LeadershipDbTest {
         LeaseHistoryEntry aEntry = historyOf(NAME, ga.generation());
         LeaseHistoryEntry bEntry = historyOf(NAME, elected.grant().generation());
         assertThat(aEntry.endReason()).contains("released");
-        assertThat(bEntry.acquiredAt()).as("B acquired before A's lease would have expired")
+        assertThat(bEntry.acquiredAt())
+                .as("B acquired before A's lease would have expired")
                 .isBefore(ga.expiresAt());
-        System.out.printf("L09: hand-off %.1f ms from stop(), %.1f ms from A's revocation callback, %d ms on the "
-                + "database clock from release to B's acquisition (A's lease had %d s left)%n",
-                ms(elected.nanos() - stopAt), ms(elected.nanos() - revoked.nanos()),
-                Duration.between(aEntry.endedAt().orElseThrow(), bEntry.acquiredAt()).toMillis(),
+        System.out.printf(
+                "L09: hand-off %.1f ms from stop(), %.1f ms from A's revocation callback, %d ms on the "
+                        + "database clock from release to B's acquisition (A's lease had %d s left)%n",
+                ms(elected.nanos() - stopAt),
+                ms(elected.nanos() - revoked.nanos()),
+                Duration.between(aEntry.endedAt().orElseThrow(), bEntry.acquiredAt())
+                        .toMillis(),
                 Duration.between(bEntry.acquiredAt(), ga.expiresAt()).toSeconds());
     }
 
@@ -89,14 +102,18 @@ class HandoffTest extends LeadershipDbTest {
         Recorder rb = new Recorder();
         Leadership runnerA = a.leadership(NAME, HOLDER, idleTask(), ra).start();
         LeaseGrant ga = ra.awaitElected().grant();
-        LeadershipConfig polling = LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))
-                .renewInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(200)).build();
+        LeadershipConfig polling = LeadershipConfig.builder()
+                .leaseTtl(Duration.ofSeconds(1))
+                .renewInterval(Duration.ofMillis(200))
+                .pollInterval(Duration.ofMillis(200))
+                .build();
         b.leadership(NAME, polling, idleTask(), rb).start();
         long stopAt = System.nanoTime();
         runnerA.stop();
         Recorder.Event elected = rb.awaitElected();
         assertThat(elected.grant().generation()).isGreaterThan(ga.generation());
         assertThat(historyOf(NAME, elected.grant().generation()).acquiredAt()).isBefore(ga.expiresAt());
-        System.out.printf("E01: pooled hand-off by polling (poll 200 ms) %.1f ms after stop()%n", ms(elected.nanos() - stopAt));
+        System.out.printf(
+                "E01: pooled hand-off by polling (poll 200 ms) %.1f ms after stop()%n", ms(elected.nanos() - stopAt));
     }
 }

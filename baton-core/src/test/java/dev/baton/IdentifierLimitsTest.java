@@ -48,53 +48,85 @@ class IdentifierLimitsTest extends LeadershipDbTest {
         String lease = longest("lease-");
         String scheduleName = "s".repeat(Schedule.MAX_NAME_LENGTH - 3) + "ñé✓";
         Set<String> payloads = ConcurrentHashMap.newKeySet();
-        Baton a = closeLater(Baton.builder(appPool).schema(longSchema).nodeId(nodeA).nodeHeartbeat(Duration.ofMillis(200))
-                .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO).maintenance(fastLeadership())
-                .worker(WorkerConfig.builder().queue(queue, 2).jobLease(Duration.ofSeconds(2))
-                        .heartbeatInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(50)).build())
-                .handle(kind, String.class, (p, ctx) -> payloads.add(p))
-                .schedule(Schedule.every(scheduleName, Duration.ofMillis(200)).job(kind, "from the schedule")
-                        .queue(queue))
-                .build()).start();
+        Baton a = closeLater(Baton.builder(appPool)
+                        .schema(longSchema)
+                        .nodeId(nodeA)
+                        .nodeHeartbeat(Duration.ofMillis(200))
+                        .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO)
+                        .maintenance(fastLeadership())
+                        .worker(WorkerConfig.builder()
+                                .queue(queue, 2)
+                                .jobLease(Duration.ofSeconds(2))
+                                .heartbeatInterval(Duration.ofMillis(200))
+                                .pollInterval(Duration.ofMillis(50))
+                                .build())
+                        .handle(kind, String.class, (p, ctx) -> payloads.add(p))
+                        .schedule(Schedule.every(scheduleName, Duration.ofMillis(200))
+                                .job(kind, "from the schedule")
+                                .queue(queue))
+                        .build())
+                .start();
         for (String channel : List.of("lease", "job", "schedule")) {
             assertThat(Identifiers.channel(longSchema, channel).getBytes(java.nio.charset.StandardCharsets.UTF_8))
                     .hasSizeLessThanOrEqualTo(63);
         }
         if (!PG.pooled() && !PG.userPoolProfile()) {
-            assertThat(a.notificationsActive()).as("LISTEN on the derived channels").isTrue();
+            assertThat(a.notificationsActive())
+                    .as("LISTEN on the derived channels")
+                    .isTrue();
         }
 
         // Jobs: longest kind, queue, keys; a payload outside ASCII.
         String payload = "grüße 🚀 " + longest("p-");
-        EnqueueResult job = a.jobs().enqueue(JobRequest.of(kind, payload).queue(queue)
-                .idempotencyKey(longest("idem-")).concurrencyKey(longest("conc-")));
-        Awaitility.await().atMost(WAIT).until(() -> a.jobs().get(job.id()).map(JobInfo::state)
-                .orElse(null) == JobState.SUCCEEDED);
+        EnqueueResult job = a.jobs()
+                .enqueue(JobRequest.of(kind, payload)
+                        .queue(queue)
+                        .idempotencyKey(longest("idem-"))
+                        .concurrencyKey(longest("conc-")));
+        Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> a.jobs().get(job.id()).map(JobInfo::state).orElse(null) == JobState.SUCCEEDED);
         assertThat(payloads).contains(payload);
         Awaitility.await().atMost(WAIT).until(() -> payloads.contains("from the schedule"));
-        assertThat(a.jobs().enqueue(JobRequest.of(kind, payload).queue(queue).idempotencyKey(longest("idem-")))
-                .created()).isFalse();
-        assertThat(a.schedules().list(null, 10).items()).extracting(ScheduleInfo::name).containsExactly(scheduleName);
+        assertThat(a.jobs()
+                        .enqueue(JobRequest.of(kind, payload).queue(queue).idempotencyKey(longest("idem-")))
+                        .created())
+                .isFalse();
+        assertThat(a.schedules().list(null, 10).items())
+                .extracting(ScheduleInfo::name)
+                .containsExactly(scheduleName);
 
         // Leases: the longest name, fenced writes, a hand-off to a second node woken by the release.
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "CREATE TABLE \"" + longSchema + "\".ledger (seq bigserial PRIMARY KEY, generation bigint)");
+            Jdbc.execute(
+                    c, "CREATE TABLE \"" + longSchema + "\".ledger (seq bigserial PRIMARY KEY, generation bigint)");
         }
         Recorder ra = new Recorder();
-        Leadership runner = a.leadership(lease, fastLeadership(), ctx -> {
-            ctx.fenced(tx -> {
-                try (var ps = tx.prepareStatement("INSERT INTO \"" + longSchema + "\".ledger (generation) VALUES (?)")) {
-                    ps.setLong(1, ctx.grant().generation());
-                    return ps.executeUpdate();
-                }
-            });
-            ctx.awaitCancellation(Duration.ofMinutes(1));
-        }, ra).start();
+        Leadership runner = a.leadership(
+                        lease,
+                        fastLeadership(),
+                        ctx -> {
+                            ctx.fenced(tx -> {
+                                try (var ps = tx.prepareStatement(
+                                        "INSERT INTO \"" + longSchema + "\".ledger (generation) VALUES (?)")) {
+                                    ps.setLong(1, ctx.grant().generation());
+                                    return ps.executeUpdate();
+                                }
+                            });
+                            ctx.awaitCancellation(Duration.ofMinutes(1));
+                        },
+                        ra)
+                .start();
         LeaseGrant ga = ra.awaitElected().grant();
         assertThat(ga.name()).isEqualTo(lease);
-        Baton b = closeLater(Baton.builder(appPool).schema(longSchema).nodeId(longest("node-b-"))
-                .nodeHeartbeat(Duration.ofMillis(200)).maintenance(fastLeadership())
-                .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO).build()).start();
+        Baton b = closeLater(Baton.builder(appPool)
+                        .schema(longSchema)
+                        .nodeId(longest("node-b-"))
+                        .nodeHeartbeat(Duration.ofMillis(200))
+                        .maintenance(fastLeadership())
+                        .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO)
+                        .build())
+                .start();
         Recorder rb = new Recorder();
         b.leadership(lease, fastLeadership(), idleTask(), rb).start();
         runner.stop();
@@ -105,20 +137,30 @@ class IdentifierLimitsTest extends LeadershipDbTest {
         // Coordination primitives, every name and key at its longest.
         Coordination c = b.coordination();
         String delivery = ("délivrance-" + "🚀".repeat(250)).substring(0, 500);
-        assertThat(c.firstDelivery(longest("src-"), delivery, Duration.ofMinutes(1))).isTrue();
-        assertThat(c.firstDelivery(longest("src-"), delivery, Duration.ofMinutes(1))).isFalse();
+        assertThat(c.firstDelivery(longest("src-"), delivery, Duration.ofMinutes(1)))
+                .isTrue();
+        assertThat(c.firstDelivery(longest("src-"), delivery, Duration.ofMinutes(1)))
+                .isFalse();
         String token = c.tokens().mint(longest("purpose-"), longest("subject-"), Duration.ofMinutes(1));
         assertThat(c.tokens().consume(longest("purpose-"), token)).contains(longest("subject-"));
         try (ConcurrencyCap.Permit p = c.concurrencyCap(longest("cap-"), 1, Duration.ofMinutes(1), 0)
-                .tryAcquire(longest("key-")).orElseThrow()) {
+                .tryAcquire(longest("key-"))
+                .orElseThrow()) {
             assertThat(p.local()).isFalse();
         }
-        assertThat(c.rateLimiter(longest("rl-"), 1, Duration.ofMinutes(1), 0).tryAcquire(longest("ip-")).allowed())
+        assertThat(c.rateLimiter(longest("rl-"), 1, Duration.ofMinutes(1), 0)
+                        .tryAcquire(longest("ip-"))
+                        .allowed())
                 .isTrue();
         assertThat(c.withClaimLock(List.of(longest("lock-a-"), longest("lock-b-")), Duration.ofSeconds(1), claim -> 7))
                 .contains(7);
-        assertThat(c.withLease(longest("wl-"), Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ofMillis(50),
-                g -> g.name())).contains(longest("wl-"));
+        assertThat(c.withLease(
+                        longest("wl-"),
+                        Duration.ofSeconds(5),
+                        Duration.ofSeconds(1),
+                        Duration.ofMillis(50),
+                        g -> g.name()))
+                .contains(longest("wl-"));
         assertThat(c.fallbacks()).isZero();
     }
 

@@ -36,7 +36,8 @@ class JobBadInputTest extends JobBehaviourTestBase {
         Set<String> done = ConcurrentHashMap.newKeySet();
         // A live node of an older version (it does not list its kinds): nothing may be failed meanwhile.
         insertOlderVersionNode("old-version-node");
-        Baton node = start(nodeBuilder("j09-node").worker(fastWorker("default", 4).build())
+        Baton node = start(nodeBuilder("j09-node")
+                .worker(fastWorker("default", 4).build())
                 .handle("order", Order.class, (o, ctx) -> done.add(o.id())));
         Jobs jobs = node.jobs();
         List<JobRequest> batch = new ArrayList<>();
@@ -48,17 +49,25 @@ class JobBadInputTest extends JobBehaviourTestBase {
         long unknown = ids.get(0).id();
         // The orders queued behind it ran: the claims passed over it.
         for (int i = 1; i < ids.size(); i++) {
-            assertThat(awaitState(jobs, ids.get(i).id(), JobState.SUCCEEDED).errors()).isEmpty();
+            assertThat(awaitState(jobs, ids.get(i).id(), JobState.SUCCEEDED).errors())
+                    .isEmpty();
         }
         assertThat(done).hasSize(5);
         assertThat(row(unknown).attemptedAt()).as("never claimed").isNull();
 
         // The maintenance step, with a 300 ms timeout, once the job has waited longer than that.
-        Maintenance maintenance = maintenance(fastWorker("default", 1).unhandledKindTimeout(Duration.ofMillis(300))
+        Maintenance maintenance = maintenance(fastWorker("default", 1)
+                .unhandledKindTimeout(Duration.ofMillis(300))
                 .build());
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count("SELECT count(*) FROM "
-                + schema + ".job WHERE id = " + unknown + " AND run_at < clock_timestamp() - interval '300 ms'") == 1);
-        assertThat(maintenance.failUnhandledOnce()).as("not while an older node might handle it").isZero();
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> count("SELECT count(*) FROM " + schema + ".job WHERE id = " + unknown
+                                + " AND run_at < clock_timestamp() - interval '300 ms'")
+                        == 1);
+        assertThat(maintenance.failUnhandledOnce())
+                .as("not while an older node might handle it")
+                .isZero();
         assertThat(row(unknown).state()).isEqualTo("available");
 
         stopOlderVersionNode();
@@ -68,7 +77,8 @@ class JobBadInputTest extends JobBehaviourTestBase {
         assertThat(failed.attempt()).as("no attempt used").isZero();
         assertThat(failed.errors()).singleElement().satisfies(e -> {
             assertThat(e.errorClass()).isEqualTo("UnhandledJobKind");
-            assertThat(e.message()).contains("no live node handles job kind 'invoice.v2'")
+            assertThat(e.message())
+                    .contains("no live node handles job kind 'invoice.v2'")
                     .contains("unhandledKindTimeout");
             assertThat(e.at()).isNotNull();
         });
@@ -92,16 +102,24 @@ class JobBadInputTest extends JobBehaviourTestBase {
         Jobs jobs = Baton.builder(appPool).schema(schema).build().jobs();
         long order = jobs.enqueue(JobRequest.of("order", new Order("o1", 1))).id();
         long other = jobs.enqueue(JobRequest.of("report", new Item("r1"))).id();
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count("SELECT count(*) FROM "
-                + schema + ".job WHERE run_at < clock_timestamp() - interval '300 ms'") == 2);
-        WorkerConfig config = fastWorker("default", 1).unhandledKindTimeout(Duration.ofMillis(300)).build();
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> count("SELECT count(*) FROM " + schema
+                                + ".job WHERE run_at < clock_timestamp() - interval '300 ms'")
+                        == 2);
+        WorkerConfig config = fastWorker("default", 1)
+                .unhandledKindTimeout(Duration.ofMillis(300))
+                .build();
 
         // A maintenance term that has just begun: it watches first.
         AtomicLong clock = new AtomicLong();
-        Maintenance term = maintenance(config, "j09-maintenance", new JobStore(schema), Baton.DEFAULT_RETENTION,
-                Set.of("order"), clock::get);
+        Maintenance term = maintenance(
+                config, "j09-maintenance", new JobStore(schema), Baton.DEFAULT_RETENTION, Set.of("order"), clock::get);
         term.run(passes(1, clock, Duration.ofMillis(100)));
-        assertThat(row(order).state()).as("not failed by a term that has not watched for the timeout").isEqualTo("available");
+        assertThat(row(order).state())
+                .as("not failed by a term that has not watched for the timeout")
+                .isEqualTo("available");
         assertThat(row(other).state()).isEqualTo("available");
 
         // Watched long enough: the kind it handles itself stays, the other fails.
@@ -121,30 +139,37 @@ class JobBadInputTest extends JobBehaviourTestBase {
         Jobs jobs = Baton.builder(appPool).schema(schema).build().jobs();
         long id = jobs.enqueue(JobRequest.of("order", new Order("o1", 1))).id();
         try (var c = pool.getConnection()) {
-            Jdbc.execute(c, "UPDATE " + schema + ".job SET state = 'running', attempt = 1, attempt_token = 1, "
-                    + "claimed_by = 'cut-off', attempted_at = clock_timestamp(), "
-                    + "lease_expires_at = clock_timestamp() - interval '1 second' WHERE id = " + id);
+            Jdbc.execute(
+                    c,
+                    "UPDATE " + schema + ".job SET state = 'running', attempt = 1, attempt_token = 1, "
+                            + "claimed_by = 'cut-off', attempted_at = clock_timestamp(), "
+                            + "lease_expires_at = clock_timestamp() - interval '1 second' WHERE id = " + id);
         }
         AtomicLong clock = new AtomicLong();
         Maintenance web = maintenance(null, "web", new JobStore(schema), Baton.DEFAULT_RETENTION, Set.of(), clock::get);
         web.run(passes(1, clock, Duration.ofSeconds(10)));
-        assertThat(row(id).state()).as("no worker live: no job settings, nothing rescued").isEqualTo("running");
+        assertThat(row(id).state())
+                .as("no worker live: no job settings, nothing rescued")
+                .isEqualTo("running");
 
         web.run(passes(2, clock, Duration.ofSeconds(10), () -> {
             insertLiveWorkerNode("back-again", "order", 3_600_000);
             return null;
         }));
-        assertThat(row(id).state()).as("rescued at the pass after the worker's heartbeat").isEqualTo("available");
+        assertThat(row(id).state())
+                .as("rescued at the pass after the worker's heartbeat")
+                .isEqualTo("available");
         assertThat(jobs.get(id).orElseThrow().stallCount()).isEqualTo(1);
     }
 
     /** A live node row of a worker that handles {@code kind} and declares its job settings. */
     private void insertLiveWorkerNode(String id, String kind, long unhandledKindTimeoutMs) throws Exception {
-        try (var c = pool.getConnection(); var ps = c.prepareStatement("INSERT INTO " + schema + ".node (id, started_at, "
-                + "heartbeat_at, heartbeat_interval_ms, state, protocol_version, meta) VALUES (?, clock_timestamp(), "
-                + "clock_timestamp(), 600000, 'active', 1, jsonb_build_object('kinds', jsonb_build_array(?::text), "
-                + "'jobs', jsonb_build_object('retentionMs', 604800000, 'maxStalls', 3, 'unhandledKindTimeoutMs', ?::bigint))) "
-                + "ON CONFLICT (id) DO NOTHING")) {
+        try (var c = pool.getConnection();
+                var ps = c.prepareStatement("INSERT INTO " + schema + ".node (id, started_at, "
+                        + "heartbeat_at, heartbeat_interval_ms, state, protocol_version, meta) VALUES (?, clock_timestamp(), "
+                        + "clock_timestamp(), 600000, 'active', 1, jsonb_build_object('kinds', jsonb_build_array(?::text), "
+                        + "'jobs', jsonb_build_object('retentionMs', 604800000, 'maxStalls', 3, 'unhandledKindTimeoutMs', ?::bigint))) "
+                        + "ON CONFLICT (id) DO NOTHING")) {
             ps.setString(1, id);
             ps.setString(2, kind);
             ps.setLong(3, unhandledKindTimeoutMs);
@@ -154,17 +179,19 @@ class JobBadInputTest extends JobBehaviourTestBase {
 
     /** A node row as a node of an older version writes it: live, no "kinds" in its metadata. */
     private void insertOlderVersionNode(String id) throws Exception {
-        try (var c = pool.getConnection(); var ps = c.prepareStatement("INSERT INTO " + schema + ".node (id, started_at, "
-                + "heartbeat_at, heartbeat_interval_ms, state, protocol_version, meta) VALUES (?, clock_timestamp(), "
-                + "clock_timestamp(), 600000, 'active', 1, '{\"app\":\"default\",\"appVersion\":\"0\"}')")) {
+        try (var c = pool.getConnection();
+                var ps = c.prepareStatement("INSERT INTO " + schema + ".node (id, started_at, "
+                        + "heartbeat_at, heartbeat_interval_ms, state, protocol_version, meta) VALUES (?, clock_timestamp(), "
+                        + "clock_timestamp(), 600000, 'active', 1, '{\"app\":\"default\",\"appVersion\":\"0\"}')")) {
             ps.setString(1, id);
             ps.executeUpdate();
         }
     }
 
     private void stopOlderVersionNode() throws Exception {
-        try (var c = pool.getConnection(); var ps = c.prepareStatement("UPDATE " + schema
-                + ".node SET state = 'stopped' WHERE id = 'old-version-node'")) {
+        try (var c = pool.getConnection();
+                var ps = c.prepareStatement(
+                        "UPDATE " + schema + ".node SET state = 'stopped' WHERE id = 'old-version-node'")) {
             ps.executeUpdate();
         }
     }
@@ -180,7 +207,8 @@ class JobBadInputTest extends JobBehaviourTestBase {
     @Test
     void J09_undecodablePayloadFailsAtOnceWithClearErrorOthersSucceed() throws Exception {
         Set<String> done = ConcurrentHashMap.newKeySet();
-        Baton node = start(nodeBuilder("j09-node").worker(fastWorker("default", 4).build())
+        Baton node = start(nodeBuilder("j09-node")
+                .worker(fastWorker("default", 4).build())
                 .handle("order", Order.class, (o, ctx) -> done.add(o.id()), RetryPolicy.immediate()));
         Jobs jobs = node.jobs();
         List<JobRequest> batch = new ArrayList<>();
@@ -194,7 +222,9 @@ class JobBadInputTest extends JobBehaviourTestBase {
         assertThat(failed.attempt()).as("failed at once").isEqualTo(1);
         assertThat(failed.errors()).singleElement().satisfies(e -> {
             assertThat(e.errorClass()).isEqualTo("UndecodablePayload");
-            assertThat(e.message()).contains("cannot be decoded").contains(Order.class.getName())
+            assertThat(e.message())
+                    .contains("cannot be decoded")
+                    .contains(Order.class.getName())
                     .contains("job " + bad);
             assertThat(e.attempt()).isEqualTo(1);
             assertThat(e.node()).isEqualTo("j09-node");

@@ -23,6 +23,7 @@ import org.awaitility.Awaitility;
 abstract class JobBehaviourTestBase extends DbTest {
     /** Job lease 2 s, heartbeat 200 ms: L/2 = 1 s > 2R = 400 ms, as WorkerConfig requires. */
     static final Duration JOB_LEASE = Duration.ofSeconds(2);
+
     static final Duration HEARTBEAT = Duration.ofMillis(200);
     static final Duration POLL = Duration.ofMillis(50);
 
@@ -30,12 +31,27 @@ abstract class JobBehaviourTestBase extends DbTest {
     record Item(String name) {}
 
     /** The job row's columns that the tests reason about. */
-    record Row(long id, String state, int attempt, Long token, Instant leaseExpiresAt, Instant runAt,
-               Instant attemptedAt, Instant finishedAt, int stallCount, String claimedBy, String errorsJson) {}
+    record Row(
+            long id,
+            String state,
+            int attempt,
+            Long token,
+            Instant leaseExpiresAt,
+            Instant runAt,
+            Instant attemptedAt,
+            Instant finishedAt,
+            int stallCount,
+            String claimedBy,
+            String errorsJson) {}
 
     static WorkerConfig.Builder fastWorker(String queue, int concurrency) {
-        return WorkerConfig.builder().queue(queue, concurrency).jobLease(JOB_LEASE).heartbeatInterval(HEARTBEAT)
-                .pollInterval(POLL).rescueInterval(Duration.ofMillis(200)).drainTimeout(Duration.ofSeconds(5));
+        return WorkerConfig.builder()
+                .queue(queue, concurrency)
+                .jobLease(JOB_LEASE)
+                .heartbeatInterval(HEARTBEAT)
+                .pollInterval(POLL)
+                .rescueInterval(Duration.ofMillis(200))
+                .drainTimeout(Duration.ofSeconds(5));
     }
 
     /** A node builder on this test's schema over a pool of its own; LISTEN only where it can work. */
@@ -44,8 +60,12 @@ abstract class JobBehaviourTestBase extends DbTest {
     }
 
     Baton.Builder nodeBuilder(String id, DataSource ds) {
-        return Baton.builder(ds).schema(schema).nodeId(id).nodeHeartbeat(Duration.ofMillis(200))
-                .testHooks(points::reach).maintenance(fastLeadership())
+        return Baton.builder(ds)
+                .schema(schema)
+                .nodeId(id)
+                .nodeHeartbeat(Duration.ofMillis(200))
+                .testHooks(points::reach)
+                .maintenance(fastLeadership())
                 .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO);
     }
 
@@ -90,7 +110,9 @@ abstract class JobBehaviourTestBase extends DbTest {
     }
 
     JobInfo awaitState(Jobs jobs, long id, JobState state) {
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> jobs.get(id).map(JobInfo::state).orElse(null) == state);
         return jobs.get(id).orElseThrow();
     }
@@ -101,9 +123,9 @@ abstract class JobBehaviourTestBase extends DbTest {
 
     Row row(long id) throws SQLException {
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT id, state, attempt, attempt_token, lease_expires_at, "
-                     + "run_at, attempted_at, finished_at, stall_count, claimed_by, errors::text FROM " + schema
-                     + ".job WHERE id = ?")) {
+                PreparedStatement ps = c.prepareStatement("SELECT id, state, attempt, attempt_token, lease_expires_at, "
+                        + "run_at, attempted_at, finished_at, stall_count, claimed_by, errors::text FROM " + schema
+                        + ".job WHERE id = ?")) {
             ps.setLong(1, id);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
@@ -111,9 +133,18 @@ abstract class JobBehaviourTestBase extends DbTest {
                 }
                 long token = rs.getLong(4);
                 Long tokenOrNull = rs.wasNull() ? null : token;
-                return new Row(rs.getLong(1), rs.getString(2), rs.getInt(3), tokenOrNull, instant(rs.getTimestamp(5)),
-                        instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7)), instant(rs.getTimestamp(8)),
-                        rs.getInt(9), rs.getString(10), rs.getString(11));
+                return new Row(
+                        rs.getLong(1),
+                        rs.getString(2),
+                        rs.getInt(3),
+                        tokenOrNull,
+                        instant(rs.getTimestamp(5)),
+                        instant(rs.getTimestamp(6)),
+                        instant(rs.getTimestamp(7)),
+                        instant(rs.getTimestamp(8)),
+                        rs.getInt(9),
+                        rs.getString(10),
+                        rs.getString(11));
             }
         }
     }

@@ -33,20 +33,26 @@ class JobCancelTest extends JobBehaviourTestBase {
         CountDownLatch started = new CountDownLatch(1);
         AtomicBoolean sawCancellation = new AtomicBoolean();
         AtomicInteger calls = new AtomicInteger();
-        Baton node = start(nodeBuilder("j11-node").worker(fastWorker("default", 2).build())
-                .handle("long", Item.class, (item, ctx) -> {
-                    calls.incrementAndGet();
-                    started.countDown();
-                    long giveUp = System.nanoTime() + handlerWait().toNanos();
-                    while (!ctx.isCancelled() && System.nanoTime() - giveUp < 0) {
-                        ctx.awaitCancellation(Duration.ofMillis(50));
-                    }
-                    sawCancellation.set(ctx.isCancelled());
-                    // returns normally: a cancelled attempt still ends cancelled
-                }, RetryPolicy.immediate())
-                .handle("marker", Item.class, (item, ctx) -> { }));
+        Baton node = start(nodeBuilder("j11-node")
+                .worker(fastWorker("default", 2).build())
+                .handle(
+                        "long",
+                        Item.class,
+                        (item, ctx) -> {
+                            calls.incrementAndGet();
+                            started.countDown();
+                            long giveUp = System.nanoTime() + handlerWait().toNanos();
+                            while (!ctx.isCancelled() && System.nanoTime() - giveUp < 0) {
+                                ctx.awaitCancellation(Duration.ofMillis(50));
+                            }
+                            sawCancellation.set(ctx.isCancelled());
+                            // returns normally: a cancelled attempt still ends cancelled
+                        },
+                        RetryPolicy.immediate())
+                .handle("marker", Item.class, (item, ctx) -> {}));
         Jobs jobs = node.jobs();
-        long id = jobs.enqueue(JobRequest.of("long", new Item("l")).maxAttempts(5)).id();
+        long id = jobs.enqueue(JobRequest.of("long", new Item("l")).maxAttempts(5))
+                .id();
         assertThat(started.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
 
         assertThat(jobs.cancel(id)).contains(JobState.RUNNING);
@@ -79,21 +85,29 @@ class JobCancelTest extends JobBehaviourTestBase {
     void J11_handlerThatThrowsOnCancellationEndsCancelledNotRetried() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         List<Integer> attempts = new CopyOnWriteArrayList<>();
-        Baton node = start(nodeBuilder("j11-node").worker(fastWorker("default", 2).build())
-                .handle("blocking", Item.class, (item, ctx) -> {
-                    attempts.add(ctx.attempt());
-                    started.countDown();
-                    new CountDownLatch(1).await(handlerWait().toMillis(), TimeUnit.MILLISECONDS); // interrupted
-                    throw new IllegalStateException("not interrupted");
-                }, RetryPolicy.immediate())
-                .handle("marker", Item.class, (item, ctx) -> { }));
+        Baton node = start(nodeBuilder("j11-node")
+                .worker(fastWorker("default", 2).build())
+                .handle(
+                        "blocking",
+                        Item.class,
+                        (item, ctx) -> {
+                            attempts.add(ctx.attempt());
+                            started.countDown();
+                            new CountDownLatch(1).await(handlerWait().toMillis(), TimeUnit.MILLISECONDS); // interrupted
+                            throw new IllegalStateException("not interrupted");
+                        },
+                        RetryPolicy.immediate())
+                .handle("marker", Item.class, (item, ctx) -> {}));
         Jobs jobs = node.jobs();
-        long id = jobs.enqueue(JobRequest.of("blocking", new Item("b")).maxAttempts(5)).id();
+        long id = jobs.enqueue(JobRequest.of("blocking", new Item("b")).maxAttempts(5))
+                .id();
         assertThat(started.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(jobs.cancel(id)).contains(JobState.RUNNING);
         JobInfo cancelled = awaitState(jobs, id, JobState.CANCELLED);
         assertThat(cancelled.attempt()).isEqualTo(1);
-        assertThat(cancelled.errors()).singleElement().satisfies(e -> assertThat(e.errorClass()).isEqualTo("Cancelled"));
+        assertThat(cancelled.errors())
+                .singleElement()
+                .satisfies(e -> assertThat(e.errorClass()).isEqualTo("Cancelled"));
         awaitState(jobs, jobs.enqueue(JobRequest.of("marker", new Item("m"))).id(), JobState.SUCCEEDED);
         assertThat(attempts).containsExactly(1);
     }
@@ -113,26 +127,34 @@ class JobCancelTest extends JobBehaviourTestBase {
         CountDownLatch proceed = new CountDownLatch(1);
         closeLater(proceed::countDown);
         List<Integer> attempts = new CopyOnWriteArrayList<>();
-        Baton node = start(nodeBuilder("j11-node").worker(fastWorker("default", 2).build())
-                .handle("fragile", Item.class, (item, ctx) -> {
-                    attempts.add(ctx.attempt());
-                    if (ctx.attempt() > 1) {
-                        return;
-                    }
-                    started.countDown();
-                    proceed.await(handlerWait().toMillis(), TimeUnit.MILLISECONDS);
-                    throw new IllegalStateException("downstream refused");
-                }, RetryPolicy.immediate())
-                .handle("marker", Item.class, (item, ctx) -> { }));
+        Baton node = start(nodeBuilder("j11-node")
+                .worker(fastWorker("default", 2).build())
+                .handle(
+                        "fragile",
+                        Item.class,
+                        (item, ctx) -> {
+                            attempts.add(ctx.attempt());
+                            if (ctx.attempt() > 1) {
+                                return;
+                            }
+                            started.countDown();
+                            proceed.await(handlerWait().toMillis(), TimeUnit.MILLISECONDS);
+                            throw new IllegalStateException("downstream refused");
+                        },
+                        RetryPolicy.immediate())
+                .handle("marker", Item.class, (item, ctx) -> {}));
         Jobs jobs = node.jobs();
-        long id = jobs.enqueue(JobRequest.of("fragile", new Item("f")).maxAttempts(5)).id();
+        long id = jobs.enqueue(JobRequest.of("fragile", new Item("f")).maxAttempts(5))
+                .id();
         assertThat(started.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         PausePoints.Pause heartbeats = points.armAll(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
         heartbeats.awaitReached(WAIT);
 
         assertThat(jobs.cancel(id)).contains(JobState.RUNNING);
         proceed.countDown(); // the handler fails before it can learn of the cancellation
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> jobs.get(id).orElseThrow().finishedAt().isPresent());
         heartbeats.release();
         JobInfo info = jobs.get(id).orElseThrow();
@@ -158,17 +180,20 @@ class JobCancelTest extends JobBehaviourTestBase {
     @Test
     void J11_cancelAvailableDelayedJobEndsItAtOnceAndItNeverRuns() throws Exception {
         List<String> ran = new CopyOnWriteArrayList<>();
-        Baton node = start(nodeBuilder("j11-node").worker(fastWorker("default", 1).build())
+        Baton node = start(nodeBuilder("j11-node")
+                .worker(fastWorker("default", 1).build())
                 .handle("send", Item.class, (item, ctx) -> ran.add(item.name())));
         Jobs jobs = node.jobs();
-        long delayed = jobs.enqueue(JobRequest.of("send", new Item("delayed")).delay(Duration.ofMillis(300))).id();
+        long delayed = jobs.enqueue(JobRequest.of("send", new Item("delayed")).delay(Duration.ofMillis(300)))
+                .id();
         assertThat(jobs.cancel(delayed)).contains(JobState.CANCELLED);
         JobInfo info = jobs.get(delayed).orElseThrow();
         assertThat(info.state()).isEqualTo(JobState.CANCELLED);
         assertThat(info.finishedAt()).isPresent();
         assertThat(info.attempt()).isZero();
 
-        long later = jobs.enqueue(JobRequest.of("send", new Item("later")).delay(Duration.ofMillis(600))).id();
+        long later = jobs.enqueue(JobRequest.of("send", new Item("later")).delay(Duration.ofMillis(600)))
+                .id();
         awaitState(jobs, later, JobState.SUCCEEDED);
         assertThat(ran).containsExactly("later");
         assertThat(jobs.get(delayed).orElseThrow().state()).isEqualTo(JobState.CANCELLED);

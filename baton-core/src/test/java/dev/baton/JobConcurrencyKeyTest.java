@@ -41,11 +41,15 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
     void J06_racingClaimOfSameKeyBlocksOnUniqueIndexThenClaimsNothingWithoutError() throws Exception {
         JobStore store = new JobStore(schema);
         Jobs jobs = jobsClient();
-        long x1 = jobs.enqueue(JobRequest.of("k", new Item("x1")).concurrencyKey("K")).id();
-        long x2 = jobs.enqueue(JobRequest.of("k", new Item("x2")).concurrencyKey("K")).id();
-        long x3 = jobs.enqueue(JobRequest.of("k", new Item("x3")).concurrencyKey("K")).id();
+        long x1 = jobs.enqueue(JobRequest.of("k", new Item("x1")).concurrencyKey("K"))
+                .id();
+        long x2 = jobs.enqueue(JobRequest.of("k", new Item("x2")).concurrencyKey("K"))
+                .id();
+        long x3 = jobs.enqueue(JobRequest.of("k", new Item("x3")).concurrencyKey("K"))
+                .id();
 
-        try (Connection first = pool.getConnection(); Connection second = pool.getConnection()) {
+        try (Connection first = pool.getConnection();
+                Connection second = pool.getConnection()) {
             first.setAutoCommit(false);
             List<JobStore.Claimed> firstClaim = store.claim(first, "default", KINDS, 1, LEASE_MS, "n1");
             assertThat(firstClaim).extracting(JobStore.Claimed::id).containsExactly(x1);
@@ -63,14 +67,22 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
                     throw new IllegalStateException(e);
                 }
             });
-            Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(10))
                     .until(() -> racing.isDone() || blockedClaims() >= 1);
-            assertThat(racing).as("expected the racing claim to be blocked on a lock, but it finished").isNotDone();
-            assertThat(blockedClaims()).as("claims waiting on a lock (pg_stat_activity)").isEqualTo(1);
+            assertThat(racing)
+                    .as("expected the racing claim to be blocked on a lock, but it finished")
+                    .isNotDone();
+            assertThat(blockedClaims())
+                    .as("claims waiting on a lock (pg_stat_activity)")
+                    .isEqualTo(1);
 
             first.commit();
             List<JobStore.Claimed> secondClaim = racing.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(secondClaim).as("the losing claim returns nothing, without an exception").isEmpty();
+            assertThat(secondClaim)
+                    .as("the losing claim returns nothing, without an exception")
+                    .isEmpty();
             assertThat(second.getAutoCommit()).isTrue();
         }
         assertThat(row(x1).state()).isEqualTo("running");
@@ -81,9 +93,13 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
 
         // "Retries later": while X1 runs nothing of K is claimed; once it has finished, X2 is.
         try (Connection c = pool.getConnection()) {
-            assertThat(store.claim(c, "default", KINDS, 5, LEASE_MS, "n2")).as("K still running").isEmpty();
-            assertThat(store.complete(c, new long[] {x1}, new long[] {row(x1).token()})).containsExactly(x1);
-            assertThat(store.claim(c, "default", KINDS, 5, LEASE_MS, "n2")).extracting(JobStore.Claimed::id)
+            assertThat(store.claim(c, "default", KINDS, 5, LEASE_MS, "n2"))
+                    .as("K still running")
+                    .isEmpty();
+            assertThat(store.complete(c, new long[] {x1}, new long[] {row(x1).token()}))
+                    .containsExactly(x1);
+            assertThat(store.claim(c, "default", KINDS, 5, LEASE_MS, "n2"))
+                    .extracting(JobStore.Claimed::id)
                     .containsExactly(x2);
         }
         assertThat(row(x3).state()).isEqualTo("available");
@@ -101,14 +117,18 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
     void J06_claimSkipsJobsWhoseKeyIsRunningAndStillClaimsOthers() throws Exception {
         JobStore store = new JobStore(schema);
         Jobs jobs = jobsClient();
-        long x1 = jobs.enqueue(JobRequest.of("k", new Item("x1")).concurrencyKey("K")).id();
-        long x2 = jobs.enqueue(JobRequest.of("k", new Item("x2")).concurrencyKey("K")).id();
+        long x1 = jobs.enqueue(JobRequest.of("k", new Item("x1")).concurrencyKey("K"))
+                .id();
+        long x2 = jobs.enqueue(JobRequest.of("k", new Item("x2")).concurrencyKey("K"))
+                .id();
         long y = jobs.enqueue(JobRequest.of("k", new Item("y"))).id();
         try (Connection c = pool.getConnection()) {
-            assertThat(store.claim(c, "default", KINDS, 1, LEASE_MS, "n1")).extracting(JobStore.Claimed::id)
+            assertThat(store.claim(c, "default", KINDS, 1, LEASE_MS, "n1"))
+                    .extracting(JobStore.Claimed::id)
                     .containsExactly(x1);
             // X2 comes first in the queue, but K is running: the claim must take Y instead.
-            assertThat(store.claim(c, "default", KINDS, 1, LEASE_MS, "n1")).extracting(JobStore.Claimed::id)
+            assertThat(store.claim(c, "default", KINDS, 1, LEASE_MS, "n1"))
+                    .extracting(JobStore.Claimed::id)
                     .containsExactly(y);
             assertThat(store.claim(c, "default", KINDS, 5, LEASE_MS, "n1")).isEmpty();
         }
@@ -142,23 +162,26 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
         AtomicInteger barrierBroken = new AtomicInteger();
         Set<String> doneK = ConcurrentHashMap.newKeySet();
 
-        Thread watcher = new Thread(() -> {
-            try (Connection c = pool.getConnection()) {
-                while (watching.get()) {
-                    try (ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM " + schema
-                            + ".job WHERE state = 'running' AND concurrency_key = 'K'")) {
-                        rs.next();
-                        maxRunningK.accumulateAndGet(rs.getInt(1), Math::max);
+        Thread watcher = new Thread(
+                () -> {
+                    try (Connection c = pool.getConnection()) {
+                        while (watching.get()) {
+                            try (ResultSet rs = c.createStatement()
+                                    .executeQuery("SELECT count(*) FROM " + schema
+                                            + ".job WHERE state = 'running' AND concurrency_key = 'K'")) {
+                                rs.next();
+                                maxRunningK.accumulateAndGet(rs.getInt(1), Math::max);
+                            }
+                            samples.incrementAndGet();
+                            synchronized (sampled) {
+                                sampled.notifyAll();
+                            }
+                        }
+                    } catch (Throwable t) {
+                        watcherFailure.set(t);
                     }
-                    samples.incrementAndGet();
-                    synchronized (sampled) {
-                        sampled.notifyAll();
-                    }
-                }
-            } catch (Throwable t) {
-                watcherFailure.set(t);
-            }
-        }, "j06-watcher");
+                },
+                "j06-watcher");
         watcher.setDaemon(true);
         watcher.start();
 
@@ -171,7 +194,8 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
                     long until = samples.get() + 2;
                     long giveUp = System.nanoTime() + handlerWait().toNanos();
                     synchronized (sampled) {
-                        while (samples.get() < until && System.nanoTime() - giveUp < 0
+                        while (samples.get() < until
+                                && System.nanoTime() - giveUp < 0
                                 && watcherFailure.get() == null) {
                             sampled.wait(100);
                         }
@@ -192,8 +216,9 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
             }
         };
         for (String id : List.of("node-a", "node-b")) {
-            start(nodeBuilder(id).worker(fastWorker("default", 5).build()).handle("work", Item.class, handler,
-                    RetryPolicy.immediate()));
+            start(nodeBuilder(id)
+                    .worker(fastWorker("default", 5).build())
+                    .handle("work", Item.class, handler, RetryPolicy.immediate()));
         }
 
         List<JobRequest> batch = new ArrayList<>();
@@ -204,21 +229,32 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
         jobsClient().enqueueAll(batch);
 
         try {
-            Awaitility.await().atMost(WAIT.multipliedBy(2)).pollInterval(Duration.ofMillis(50))
-                    .until(() -> watcherFailure.get() != null || barrierBroken.get() > 0
-                            || count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'") == 2L * perKind);
+            Awaitility.await()
+                    .atMost(WAIT.multipliedBy(2))
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> watcherFailure.get() != null
+                            || barrierBroken.get() > 0
+                            || count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'")
+                                    == 2L * perKind);
         } finally {
             watching.set(false);
             watcher.join(WAIT.toMillis());
         }
         assertThat(watcherFailure.get()).isNull();
-        assertThat(barrierBroken.get()).as("keyless jobs that found no partner running").isZero();
-        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'")).isEqualTo(2L * perKind);
-        assertThat(maxRunningK.get()).as("K jobs running at once, as the watcher saw the table").isEqualTo(1);
+        assertThat(barrierBroken.get())
+                .as("keyless jobs that found no partner running")
+                .isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'"))
+                .isEqualTo(2L * perKind);
+        assertThat(maxRunningK.get())
+                .as("K jobs running at once, as the watcher saw the table")
+                .isEqualTo(1);
         assertThat(maxRunningKInMemory.get()).as("K handlers running at once").isEqualTo(1);
         assertThat(doneK).hasSize(perKind);
         assertThat(barrierPassed.get()).isEqualTo(perKind);
-        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE attempt <> 1")).as("no job retried").isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE attempt <> 1"))
+                .as("no job retried")
+                .isZero();
     }
 
     /** Statements on this test's job table waiting on a lock. */

@@ -36,7 +36,8 @@ class JobConnectionLossTest extends JobTestSupport {
         var aCoord = proxiedPool(proxy, "j04-a-coord", 4, "j04-a");
         CountDownLatch aStarted = new CountDownLatch(1);
         CompletableFuture<SelfStop> aStopped = new CompletableFuture<>();
-        Baton a = startNode(nodeBuilder("j04-a", aMain, Hooks.NONE).coordinationDataSource(aCoord)
+        Baton a = startNode(nodeBuilder("j04-a", aMain, Hooks.NONE)
+                .coordinationDataSource(aCoord)
                 .worker(fastWorker("default", 1).build())
                 .handle("slow", Payload.class, (p, ctx) -> {
                     if (ctx.attempt() != 1) {
@@ -72,14 +73,17 @@ class JobConnectionLossTest extends JobTestSupport {
         } catch (java.util.concurrent.TimeoutException e) {
             throw new AssertionError("node A's handler was not told to stop during the partition", e);
         }
-        System.out.printf("J04: black hole → handler told to stop: %d ms (job lease %s; self-stop at L/2)%n",
+        System.out.printf(
+                "J04: black hole → handler told to stop: %d ms (job lease %s; self-stop at L/2)%n",
                 (stop.nanos() - cut) / 1_000_000, JOB_LEASE);
 
         // Stopped before anyone else could be let in: still A's running attempt, lease not yet expired.
         assertThat(stop.rowThen().state()).isEqualTo("running");
         assertThat(stop.rowThen().token()).isEqualTo(claimed.token());
         assertThat(stop.rowThen().stallCount()).isZero();
-        assertThat(stop.rowThen().leaseLive()).as("lease still live on the database clock at self-stop").isTrue();
+        assertThat(stop.rowThen().leaseLive())
+                .as("lease still live on the database clock at self-stop")
+                .isTrue();
         // The attempt writes nothing: its late completion is refused.
         assertThat(stop.lateTransaction()).isInstanceOf(AttemptLostException.class);
 
@@ -87,11 +91,15 @@ class JobConnectionLossTest extends JobTestSupport {
         a.drain(); // A stops claiming: the re-run must be another node's
 
         var bPool = ownPool("j04-b", 8);
-        Baton b = startNode(nodeBuilder("j04-b", bPool, Hooks.NONE).worker(fastWorker("default", 2).build())
-                .handle("slow", Payload.class, (p, ctx) -> ctx.transaction(tx -> {
-                    insertEffect(tx, ctx.jobId(), ctx.attempt(), "j04-b", 0);
-                    return null;
-                })));
+        Baton b = startNode(nodeBuilder("j04-b", bPool, Hooks.NONE)
+                .worker(fastWorker("default", 2).build())
+                .handle(
+                        "slow",
+                        Payload.class,
+                        (p, ctx) -> ctx.transaction(tx -> {
+                            insertEffect(tx, ctx.jobId(), ctx.attempt(), "j04-b", 0);
+                            return null;
+                        })));
         // Once A's lease has expired on the database clock, the rescuer (B's maintenance, or this
         // direct-connection run of it) returns the job to the queue and B runs it.
         Maintenance rescuer = rescuer(fastWorker("default", 1).build(), "j04-b");
@@ -110,7 +118,9 @@ class JobConnectionLossTest extends JobTestSupport {
             assertThat(e.attempt()).isEqualTo(1);
             assertThat(e.node()).isEqualTo("j04-a");
         });
-        assertThat(count("SELECT count(*) FROM " + schema + ".effect WHERE attempt = 1")).as("A's writes").isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".effect WHERE attempt = 1"))
+                .as("A's writes")
+                .isZero();
         assertThat(count("SELECT count(*) FROM " + schema + ".effect")).isEqualTo(1);
         assertThat(count("SELECT count(*) FROM " + schema + ".effect WHERE attempt = 2 AND node = 'j04-b'"))
                 .isEqualTo(1);

@@ -44,24 +44,30 @@ class JobDatabaseRestartTest extends JobTestSupport {
         for (String id : List.of("j13-a", "j13-b")) {
             var main = proxiedPool(proxy, id + "-main", 10, app);
             var coord = proxiedPool(proxy, id + "-coord", 4, app);
-            startNode(nodeBuilder(id, main, Hooks.NONE).coordinationDataSource(coord)
+            startNode(nodeBuilder(id, main, Hooks.NONE)
+                    .coordinationDataSource(coord)
                     .worker(fastWorker("default", 5).build())
-                    .handle("work", Payload.class, (p, ctx) -> {
-                        // Some work; this handler ignores cancellation, so a cut-off attempt still tries
-                        // to complete and must be refused by Baton.
-                        ctx.awaitCancellation(Duration.ofMillis(20));
-                        try {
-                            ctx.transaction(tx -> {
-                                insertEffect(tx, ctx.jobId(), ctx.attempt(), id, 0);
-                                return null;
-                            });
-                        } catch (RuntimeException e) {
-                            if (String.valueOf(e.getMessage()).contains("duplicate key")) {
-                                handlerErrors.add(id + " job " + ctx.jobId() + " attempt " + ctx.attempt() + ": " + e);
-                            }
-                            throw e;
-                        }
-                    }, RetryPolicy.immediate()));
+                    .handle(
+                            "work",
+                            Payload.class,
+                            (p, ctx) -> {
+                                // Some work; this handler ignores cancellation, so a cut-off attempt still tries
+                                // to complete and must be refused by Baton.
+                                ctx.awaitCancellation(Duration.ofMillis(20));
+                                try {
+                                    ctx.transaction(tx -> {
+                                        insertEffect(tx, ctx.jobId(), ctx.attempt(), id, 0);
+                                        return null;
+                                    });
+                                } catch (RuntimeException e) {
+                                    if (String.valueOf(e.getMessage()).contains("duplicate key")) {
+                                        handlerErrors.add(
+                                                id + " job " + ctx.jobId() + " attempt " + ctx.attempt() + ": " + e);
+                                    }
+                                    throw e;
+                                }
+                            },
+                            RetryPolicy.immediate()));
         }
         List<JobRequest> batch = new ArrayList<>();
         for (int i = 0; i < JOBS; i++) {
@@ -71,7 +77,9 @@ class JobDatabaseRestartTest extends JobTestSupport {
         long start = System.nanoTime();
 
         // While jobs are flowing, the database "restarts".
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(10))
                 .until(() -> count("SELECT count(*) FROM " + schema + ".effect") >= JOBS / 5);
         long doneBefore = count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'");
         long downAt = System.nanoTime();
@@ -81,48 +89,74 @@ class JobDatabaseRestartTest extends JobTestSupport {
         if (!PG.pooled()) {
             // Through PgBouncer, server backends are shared by every client: skip this part there.
             terminated = terminateBackends(app);
-            Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app + "'") == 0);
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() ->
+                            count("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app + "'") == 0);
         }
         // Down long enough that no running attempt's lease survives (nobody can heartbeat): when the
         // database is back, the rescuer must return them, and their stopped handlers must not write.
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count(
-                "SELECT count(*) FROM " + schema + ".job WHERE state = 'running' AND lease_expires_at >= clock_timestamp()")
-                == 0);
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> count("SELECT count(*) FROM " + schema
+                                + ".job WHERE state = 'running' AND lease_expires_at >= clock_timestamp()")
+                        == 0);
         long runningThen = count("SELECT count(*) FROM " + schema + ".job WHERE state = 'running'");
-        assertThat(runningThen).as("attempts caught in flight by the restart (the scenario's precondition)")
+        assertThat(runningThen)
+                .as("attempts caught in flight by the restart (the scenario's precondition)")
                 .isPositive();
         proxy.heal();
         long upAt = System.nanoTime();
 
-        Awaitility.await().atMost(WAIT.multipliedBy(2)).pollInterval(Duration.ofMillis(50)).until(() ->
-                count("SELECT count(*) FROM " + schema + ".job WHERE state <> 'succeeded'") == 0);
+        Awaitility.await()
+                .atMost(WAIT.multipliedBy(2))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> count("SELECT count(*) FROM " + schema + ".job WHERE state <> 'succeeded'") == 0);
         long end = System.nanoTime();
 
         long stalled = count("SELECT count(*) FROM " + schema + ".job WHERE stall_count > 0");
         long rerun = count("SELECT count(*) FROM " + schema + ".job WHERE attempt > 1");
-        System.out.printf("J13: %d jobs; %d done before the restart; down %d ms (%d backends terminated, %d attempts "
+        System.out.printf(
+                "J13: %d jobs; %d done before the restart; down %d ms (%d backends terminated, %d attempts "
                         + "left running with expired leases); all done %d ms after it came back, %d ms in all; "
                         + "%d jobs stalled, %d ran more than once%n",
-                JOBS, doneBefore, (upAt - downAt) / 1_000_000, terminated, runningThen, (end - upAt) / 1_000_000,
-                (end - start) / 1_000_000, stalled, rerun);
+                JOBS,
+                doneBefore,
+                (upAt - downAt) / 1_000_000,
+                terminated,
+                runningThen,
+                (end - upAt) / 1_000_000,
+                (end - start) / 1_000_000,
+                stalled,
+                rerun);
 
         assertThat(count("SELECT count(*) FROM " + schema + ".job")).as("jobs").isEqualTo(JOBS);
-        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'")).isEqualTo(JOBS);
-        assertThat(handlerErrors).as("attempts that tried to write their effect twice").isEmpty();
-        assertThat(count("SELECT count(*) FROM " + schema + ".effect")).as("effect rows").isEqualTo(JOBS);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'"))
+                .isEqualTo(JOBS);
+        assertThat(handlerErrors)
+                .as("attempts that tried to write their effect twice")
+                .isEmpty();
+        assertThat(count("SELECT count(*) FROM " + schema + ".effect"))
+                .as("effect rows")
+                .isEqualTo(JOBS);
         assertThat(count("SELECT count(*) FROM " + schema + ".job j WHERE (SELECT count(*) FROM " + schema
-                + ".effect e WHERE e.job_id = j.id AND e.attempt = j.attempt AND e.node = j.claimed_by) <> 1"))
-                .as("jobs without exactly one effect row from the attempt that completed them").isZero();
+                        + ".effect e WHERE e.job_id = j.id AND e.attempt = j.attempt AND e.node = j.claimed_by) <> 1"))
+                .as("jobs without exactly one effect row from the attempt that completed them")
+                .isZero();
         // Re-runs happen only after a fault, and the history says why.
         assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE attempt > 1 AND jsonb_array_length(errors) "
-                + "< attempt - 1")).as("jobs that ran again without a recorded reason").isZero();
+                        + "< attempt - 1"))
+                .as("jobs that ran again without a recorded reason")
+                .isZero();
     }
 
     private int terminateBackends(String app) throws Exception {
         int n = 0;
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?")) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?")) {
             ps.setString(1, app);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -31,7 +31,10 @@ class JobDrainStubbornTest extends JobBehaviourTestBase {
         CountDownLatch freeStubborn = new CountDownLatch(1);
         CountDownLatch stubbornReturned = new CountDownLatch(1);
         closeLater(freeStubborn::countDown);
-        Baton a = start(nodeBuilder("node-a").worker(fastWorker("default", 2).drainTimeout(Duration.ofMillis(300)).build())
+        Baton a = start(nodeBuilder("node-a")
+                .worker(fastWorker("default", 2)
+                        .drainTimeout(Duration.ofMillis(300))
+                        .build())
                 .handle("stubborn", Item.class, (item, ctx) -> {
                     enter(runningOfKeyK, mostOfKeyK);
                     stubbornStarted.countDown();
@@ -51,8 +54,10 @@ class JobDrainStubbornTest extends JobBehaviourTestBase {
                     }
                 }));
         Jobs jobs = a.jobs();
-        long stubborn = jobs.enqueue(JobRequest.of("stubborn", new Item("s")).concurrencyKey("K")).id();
-        assertThat(stubbornStarted.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        long stubborn = jobs.enqueue(JobRequest.of("stubborn", new Item("s")).concurrencyKey("K"))
+                .id();
+        assertThat(stubbornStarted.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
 
         CompletableFuture.runAsync(a::close).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         Row held = row(stubborn);
@@ -61,14 +66,16 @@ class JobDrainStubbornTest extends JobBehaviourTestBase {
         assertThat(stubbornReturned.getCount()).as("the handler still runs").isEqualTo(1);
 
         // Node B works the same queue: another job of key K and a keyless probe wait for it.
-        long second = jobs.enqueue(JobRequest.of("stubborn", new Item("k2")).concurrencyKey("K")).id();
+        long second = jobs.enqueue(JobRequest.of("stubborn", new Item("k2")).concurrencyKey("K"))
+                .id();
         long probe = jobs.enqueue(JobRequest.of("probe", new Item("p"))).id();
-        Baton b = start(nodeBuilder("node-b").worker(fastWorker("default", 4).build())
+        Baton b = start(nodeBuilder("node-b")
+                .worker(fastWorker("default", 4).build())
                 .handle("stubborn", Item.class, (item, ctx) -> {
                     enter(runningOfKeyK, mostOfKeyK);
                     runningOfKeyK.decrementAndGet();
                 })
-                .handle("probe", Item.class, (item, ctx) -> { }));
+                .handle("probe", Item.class, (item, ctx) -> {}));
         awaitState(b.jobs(), probe, JobState.SUCCEEDED); // B has claimed since; key K was not free
         assertThat(row(stubborn).state()).isEqualTo("running");
         assertThat(row(second).state()).isEqualTo("available");
@@ -77,12 +84,15 @@ class JobDrainStubbornTest extends JobBehaviourTestBase {
         // The handler returns; A is stopped, so the attempt is left to expire on the database clock and
         // be rescued (a stall), then both jobs of K run on B, one after the other.
         freeStubborn.countDown();
-        assertThat(stubbornReturned.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(stubbornReturned.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
         JobInfo rescued = awaitState(b.jobs(), stubborn, JobState.SUCCEEDED);
         assertThat(rescued.stallCount()).isEqualTo(1);
         assertThat(rescued.claimedBy()).contains("node-b");
         awaitState(b.jobs(), second, JobState.SUCCEEDED);
-        assertThat(mostOfKeyK.get()).as("handlers of key K running at once, across both nodes").isEqualTo(1);
+        assertThat(mostOfKeyK.get())
+                .as("handlers of key K running at once, across both nodes")
+                .isEqualTo(1);
     }
 
     /**
@@ -94,7 +104,10 @@ class JobDrainStubbornTest extends JobBehaviourTestBase {
     void J14_aJobCancelledWhileDrainingIsNotMadeAvailableAgain() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch returned = new CountDownLatch(1);
-        Baton a = start(nodeBuilder("node-a").worker(fastWorker("default", 1).drainTimeout(Duration.ofMillis(300)).build())
+        Baton a = start(nodeBuilder("node-a")
+                .worker(fastWorker("default", 1)
+                        .drainTimeout(Duration.ofMillis(300))
+                        .build())
                 .handle("work", Item.class, (item, ctx) -> {
                     started.countDown();
                     try {
@@ -112,7 +125,9 @@ class JobDrainStubbornTest extends JobBehaviourTestBase {
         assertThat(jobs.cancel(id)).contains(JobState.RUNNING);
 
         CompletableFuture<Void> closing = CompletableFuture.runAsync(a::close);
-        assertThat(returned.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("stopped by the drain").isTrue();
+        assertThat(returned.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .as("stopped by the drain")
+                .isTrue();
         beat.release();
         closing.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 

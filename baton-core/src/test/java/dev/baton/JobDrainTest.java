@@ -42,9 +42,14 @@ class JobDrainTest extends JobBehaviourTestBase {
         closeLater(freeStubborn::countDown); // never leave the stubborn handler's thread behind
         Map<String, String> ranOn = new ConcurrentHashMap<>();
 
-        Baton a = start(nodeBuilder("node-a").worker(WorkerConfig.builder().queue("default", 4).jobLease(LONG_LEASE)
-                        .heartbeatInterval(Duration.ofMillis(200)).pollInterval(POLL)
-                        .drainTimeout(Duration.ofSeconds(1)).build())
+        Baton a = start(nodeBuilder("node-a")
+                .worker(WorkerConfig.builder()
+                        .queue("default", 4)
+                        .jobLease(LONG_LEASE)
+                        .heartbeatInterval(Duration.ofMillis(200))
+                        .pollInterval(POLL)
+                        .drainTimeout(Duration.ofSeconds(1))
+                        .build())
                 .handle("quick", Item.class, (item, ctx) -> {
                     ranOn.put(item.name(), "node-a");
                     quickStarted.countDown();
@@ -69,8 +74,10 @@ class JobDrainTest extends JobBehaviourTestBase {
                 }));
         Jobs jobs = a.jobs();
         long quick = jobs.enqueue(JobRequest.of("quick", new Item("quick"))).id();
-        long stubborn = jobs.enqueue(JobRequest.of("stubborn", new Item("stubborn"))).id();
-        long cooperative = jobs.enqueue(JobRequest.of("cooperative", new Item("cooperative"))).id();
+        long stubborn =
+                jobs.enqueue(JobRequest.of("stubborn", new Item("stubborn"))).id();
+        long cooperative = jobs.enqueue(JobRequest.of("cooperative", new Item("cooperative")))
+                .id();
         for (CountDownLatch l : new CountDownLatch[] {quickStarted, stubbornStarted, cooperativeStarted}) {
             assertThat(l.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         }
@@ -96,12 +103,15 @@ class JobDrainTest extends JobBehaviourTestBase {
         assertThat(s.token()).isNotNull();
         Row lateRow = row(late);
         assertThat(lateRow.state()).isEqualTo("available");
-        assertThat(lateRow.attemptedAt()).as("never claimed by the draining node").isNull();
+        assertThat(lateRow.attemptedAt())
+                .as("never claimed by the draining node")
+                .isNull();
         assertThat(ranOn).doesNotContainKey("late");
 
         // Another node picks them up at once and completes them.
         Map<String, Integer> ranOnB = new ConcurrentHashMap<>();
-        start(nodeBuilder("node-b").worker(fastWorker("default", 4).build())
+        start(nodeBuilder("node-b")
+                .worker(fastWorker("default", 4).build())
                 .handle("quick", Item.class, (item, ctx) -> ranOnB.put(item.name(), ctx.attempt()))
                 .handle("stubborn", Item.class, (item, ctx) -> ranOnB.put(item.name(), ctx.attempt()))
                 .handle("cooperative", Item.class, (item, ctx) -> ranOnB.put(item.name(), ctx.attempt())));
@@ -112,7 +122,9 @@ class JobDrainTest extends JobBehaviourTestBase {
             assertThat(done.errors()).isEmpty();
         }
         assertThat(ranOnB).containsOnly(Map.entry("cooperative", 1), Map.entry("late", 1));
-        assertThat(row(stubborn).state()).as("not taken by B while A's handler runs").isEqualTo("running");
+        assertThat(row(stubborn).state())
+                .as("not taken by B while A's handler runs")
+                .isEqualTo("running");
         freeStubborn.countDown();
         assertThat(jobs.get(quick).orElseThrow().claimedBy()).contains("node-a");
     }
@@ -130,7 +142,8 @@ class JobDrainTest extends JobBehaviourTestBase {
     @Test
     void J12_aClaimUnderWayWhenDrainStartsNeverTakesAJobEnqueuedAfterDrainReturns() throws Exception {
         Map<String, String> ran = new ConcurrentHashMap<>();
-        Baton a = start(nodeBuilder("node-a").worker(fastWorker("default", 2).build())
+        Baton a = start(nodeBuilder("node-a")
+                .worker(fastWorker("default", 2).build())
                 .handle("quick", Item.class, (item, ctx) -> ran.put(item.name(), "node-a")));
         PausePoints.Pause beforeClaim = points.arm(Hooks.Points.JOB_BEFORE_CLAIM);
         beforeClaim.awaitReached(WAIT);
@@ -138,7 +151,9 @@ class JobDrainTest extends JobBehaviourTestBase {
 
         Thread drainer = new Thread(a::drain, "test-drainer");
         drainer.start();
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(5))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(5))
                 .until(() -> !drainer.isAlive() || drainer.getState() == Thread.State.BLOCKED);
         AtomicBoolean claimReleased = new AtomicBoolean();
         if (drainer.isAlive()) {
@@ -159,7 +174,9 @@ class JobDrainTest extends JobBehaviourTestBase {
         }
         Row lateRow = row(late);
         assertThat(lateRow.state()).isEqualTo("available");
-        assertThat(lateRow.attemptedAt()).as("never claimed by the draining node").isNull();
+        assertThat(lateRow.attemptedAt())
+                .as("never claimed by the draining node")
+                .isNull();
         assertThat(ran).isEmpty();
     }
 }

@@ -25,11 +25,12 @@ class JobErrorRecordTest extends JobBehaviourTestBase {
      */
     @Test
     void J15_aBadErrorNeverSinksTheOtherOutcomesOfItsBatch() throws Exception {
-        String poison = "nul\u0000byte, lone \uD800 high and \uDC00 low surrogates, then "
-                + "x".repeat(3 * 1024 * 1024);
-        Baton node = start(nodeBuilder("j15").worker(fastWorker("default", 8).build())
-                .handle("warm-up", Item.class, (item, ctx) -> { })
-                .handle("ok", Item.class, (item, ctx) -> { })
+        String poison =
+                "nul\u0000byte, lone \uD800 high and \uDC00 low surrogates, then " + "x".repeat(3 * 1024 * 1024);
+        Baton node = start(nodeBuilder("j15")
+                .worker(fastWorker("default", 8).build())
+                .handle("warm-up", Item.class, (item, ctx) -> {})
+                .handle("ok", Item.class, (item, ctx) -> {})
                 .handle("plain-failure", Item.class, (item, ctx) -> {
                     throw new IllegalStateException("an ordinary failure");
                 })
@@ -37,7 +38,10 @@ class JobErrorRecordTest extends JobBehaviourTestBase {
                     throw new IllegalStateException(poison);
                 }));
         Jobs jobs = node.jobs();
-        List<Long> ids = inOneBatch(node, JobRequest.of("ok", new Item("1")), JobRequest.of("ok", new Item("2")),
+        List<Long> ids = inOneBatch(
+                node,
+                JobRequest.of("ok", new Item("1")),
+                JobRequest.of("ok", new Item("2")),
                 JobRequest.of("plain-failure", new Item("3")).maxAttempts(1),
                 JobRequest.of("poison", new Item("4")).maxAttempts(1));
 
@@ -48,8 +52,10 @@ class JobErrorRecordTest extends JobBehaviourTestBase {
         assertThat(poisoned.stallCount()).isZero();
         assertThat(poisoned.errors()).singleElement().satisfies(e -> {
             assertThat(e.errorClass()).isEqualTo(IllegalStateException.class.getName());
-            assertThat(e.message()).startsWith("nul\uFFFDbyte, lone \uFFFD high and \uFFFD low surrogates, then xxx")
-                    .endsWith("(trimmed)").hasSizeLessThanOrEqualTo(JobErrors.MAX_MESSAGE_CHARS);
+            assertThat(e.message())
+                    .startsWith("nul\uFFFDbyte, lone \uFFFD high and \uFFFD low surrogates, then xxx")
+                    .endsWith("(trimmed)")
+                    .hasSizeLessThanOrEqualTo(JobErrors.MAX_MESSAGE_CHARS);
             assertThat(e.stack()).hasSizeLessThanOrEqualTo(JobErrors.MAX_STACK_CHARS);
         });
     }
@@ -64,14 +70,20 @@ class JobErrorRecordTest extends JobBehaviourTestBase {
     @Test
     void J15_anErrorTheDatabaseRefusesIsRecordedWithoutItAndTheOthersAsTheyHappened() throws Exception {
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "CREATE FUNCTION " + schema + ".refuse_error() RETURNS trigger LANGUAGE plpgsql AS $$ "
-                    + "BEGIN RAISE EXCEPTION 'this error cannot be stored' USING ERRCODE = '22000'; END $$");
-            Jdbc.execute(c, "CREATE TRIGGER refuse_error BEFORE UPDATE ON " + schema + ".job FOR EACH ROW "
-                    + "WHEN (NEW.errors::text LIKE '%refuse-me%') EXECUTE FUNCTION " + schema + ".refuse_error()");
+            Jdbc.execute(
+                    c,
+                    "CREATE FUNCTION " + schema + ".refuse_error() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                            + "BEGIN RAISE EXCEPTION 'this error cannot be stored' USING ERRCODE = '22000'; END $$");
+            Jdbc.execute(
+                    c,
+                    "CREATE TRIGGER refuse_error BEFORE UPDATE ON " + schema + ".job FOR EACH ROW "
+                            + "WHEN (NEW.errors::text LIKE '%refuse-me%') EXECUTE FUNCTION " + schema
+                            + ".refuse_error()");
         }
-        Baton node = start(nodeBuilder("j15-refused").worker(fastWorker("default", 8).build())
-                .handle("warm-up", Item.class, (item, ctx) -> { })
-                .handle("ok", Item.class, (item, ctx) -> { })
+        Baton node = start(nodeBuilder("j15-refused")
+                .worker(fastWorker("default", 8).build())
+                .handle("warm-up", Item.class, (item, ctx) -> {})
+                .handle("ok", Item.class, (item, ctx) -> {})
                 .handle("plain-failure", Item.class, (item, ctx) -> {
                     throw new IllegalStateException("an ordinary failure");
                 })
@@ -79,7 +91,9 @@ class JobErrorRecordTest extends JobBehaviourTestBase {
                     throw new IllegalStateException("refuse-me");
                 }));
         Jobs jobs = node.jobs();
-        List<Long> ids = inOneBatch(node, JobRequest.of("ok", new Item("1")),
+        List<Long> ids = inOneBatch(
+                node,
+                JobRequest.of("ok", new Item("1")),
                 JobRequest.of("plain-failure", new Item("2")).maxAttempts(1),
                 JobRequest.of("refused", new Item("3")).maxAttempts(1));
 
@@ -112,7 +126,11 @@ class JobErrorRecordTest extends JobBehaviourTestBase {
 
     private void assertRecordedAsItHappened(Jobs jobs, long id) {
         JobInfo ordinary = awaitState(jobs, id, JobState.FAILED);
-        assertThat(ordinary.stallCount()).as("recorded as it happened, not rescued").isZero();
-        assertThat(ordinary.errors()).singleElement().satisfies(e -> assertThat(e.message()).isEqualTo("an ordinary failure"));
+        assertThat(ordinary.stallCount())
+                .as("recorded as it happened, not rescued")
+                .isZero();
+        assertThat(ordinary.errors())
+                .singleElement()
+                .satisfies(e -> assertThat(e.message()).isEqualTo("an ordinary failure"));
     }
 }

@@ -31,7 +31,9 @@ class JobErrorsTest {
         JsonNode n = JSON.readTree(JobErrors.json(3, "node-\u0000", "cls", e.getMessage(), e));
         assertThat(n.get("attempt").asInt()).isEqualTo(3);
         assertThat(n.get("node").asText()).isEqualTo("node-\uFFFD");
-        assertThat(n.get("message").asText()).doesNotContain("\u0000").hasSizeLessThanOrEqualTo(JobErrors.MAX_MESSAGE_CHARS);
+        assertThat(n.get("message").asText())
+                .doesNotContain("\u0000")
+                .hasSizeLessThanOrEqualTo(JobErrors.MAX_MESSAGE_CHARS);
         assertThat(n.get("stack").asText()).contains("IllegalStateException").doesNotContain("\u0000");
         assertThat(JobErrors.unrecordable("why")).contains("unrecordable").contains("why");
     }

@@ -33,18 +33,25 @@ class JobFinishAfterStopTest extends JobBehaviourTestBase {
      */
     @Test
     void aHandlerThatFinishesJustAfterItsTimeoutSucceedsAndIsNotRunAgain() throws Exception {
-        Baton node = start(nodeBuilder("t-node").worker(fastWorker("default", 2).build())
+        Baton node = start(nodeBuilder("t-node")
+                .worker(fastWorker("default", 2).build())
                 .handle("unaware", Item.class, (item, ctx) -> workUntilInterrupted())
                 .handle("aware", Item.class, (item, ctx) -> ctx.awaitCancellation(handlerWait())));
         Jobs jobs = node.jobs();
-        long unaware = jobs.enqueue(JobRequest.of("unaware", new Item("u")).timeout(Duration.ofMillis(300))).id();
-        long aware = jobs.enqueue(JobRequest.of("aware", new Item("a")).timeout(Duration.ofMillis(300)).maxAttempts(1)).id();
+        long unaware = jobs.enqueue(JobRequest.of("unaware", new Item("u")).timeout(Duration.ofMillis(300)))
+                .id();
+        long aware = jobs.enqueue(JobRequest.of("aware", new Item("a"))
+                        .timeout(Duration.ofMillis(300))
+                        .maxAttempts(1))
+                .id();
 
         JobInfo done = awaitState(jobs, unaware, JobState.SUCCEEDED);
         assertThat(done.attempt()).as("not run again").isEqualTo(1);
         assertThat(done.errors()).isEmpty();
         JobInfo timedOut = awaitState(jobs, aware, JobState.FAILED);
-        assertThat(timedOut.errors()).singleElement().satisfies(e -> assertThat(e.errorClass()).isEqualTo("Timeout"));
+        assertThat(timedOut.errors())
+                .singleElement()
+                .satisfies(e -> assertThat(e.errorClass()).isEqualTo("Timeout"));
     }
 
     /**
@@ -54,7 +61,8 @@ class JobFinishAfterStopTest extends JobBehaviourTestBase {
     @Test
     void aHandlerThatFinishesJustAfterACancelRequestItDidNotSeeSucceeds() throws Exception {
         CountDownLatch started = new CountDownLatch(2);
-        Baton node = start(nodeBuilder("c-node").worker(fastWorker("default", 2).build())
+        Baton node = start(nodeBuilder("c-node")
+                .worker(fastWorker("default", 2).build())
                 .handle("unaware", Item.class, (item, ctx) -> {
                     started.countDown();
                     workUntilInterrupted();
@@ -74,6 +82,8 @@ class JobFinishAfterStopTest extends JobBehaviourTestBase {
         assertThat(done.attempt()).isEqualTo(1);
         JobInfo cancelled = awaitState(jobs, aware, JobState.CANCELLED);
         assertThat(cancelled.attempt()).isEqualTo(1);
-        assertThat(cancelled.errors()).singleElement().satisfies(e -> assertThat(e.errorClass()).isEqualTo("Cancelled"));
+        assertThat(cancelled.errors())
+                .singleElement()
+                .satisfies(e -> assertThat(e.errorClass()).isEqualTo("Cancelled"));
     }
 }

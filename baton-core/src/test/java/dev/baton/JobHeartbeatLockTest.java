@@ -31,18 +31,26 @@ class JobHeartbeatLockTest extends DbTest {
         CountDownLatch bRunning = new CountDownLatch(1);
         AtomicBoolean bCancelled = new AtomicBoolean();
         Duration lease = Duration.ofMillis(1200);
-        Baton b = closeLater(Baton.builder(appPool).schema(schema).nodeId("w").testHooks(points::reach)
-                .worker(WorkerConfig.builder().queue("default", 4).jobLease(lease)
-                        .heartbeatInterval(Duration.ofMillis(150)).pollInterval(Duration.ofMillis(50))
-                        .drainTimeout(Duration.ZERO).build())
-                .handle("long-tx", Task.class, (t, ctx) -> ctx.transaction(tx -> null))
-                .handle("steady", Task.class, (t, ctx) -> {
-                    bRunning.countDown();
-                    if (ctx.awaitCancellation(Duration.ofMinutes(1))) {
-                        bCancelled.set(true);
-                    }
-                })
-                .build()).start();
+        Baton b = closeLater(Baton.builder(appPool)
+                        .schema(schema)
+                        .nodeId("w")
+                        .testHooks(points::reach)
+                        .worker(WorkerConfig.builder()
+                                .queue("default", 4)
+                                .jobLease(lease)
+                                .heartbeatInterval(Duration.ofMillis(150))
+                                .pollInterval(Duration.ofMillis(50))
+                                .drainTimeout(Duration.ZERO)
+                                .build())
+                        .handle("long-tx", Task.class, (t, ctx) -> ctx.transaction(tx -> null))
+                        .handle("steady", Task.class, (t, ctx) -> {
+                            bRunning.countDown();
+                            if (ctx.awaitCancellation(Duration.ofMinutes(1))) {
+                                bCancelled.set(true);
+                            }
+                        })
+                        .build())
+                .start();
         long steady = b.jobs().enqueue(JobRequest.of("steady", new Task("b"))).id();
         assertThat(bRunning.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
 
@@ -52,25 +60,31 @@ class JobHeartbeatLockTest extends DbTest {
         Instant lockedAt = dbNow();
         Instant bLeaseBefore = leaseOf(steady);
         // Keep A's row locked for longer than half a lease, measured on the database clock.
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> Duration.between(lockedAt, dbNow()).compareTo(lease) > 0);
         assertThat(leaseOf(steady)).as("B's lease kept being extended").isAfter(bLeaseBefore);
-        assertThat(bCancelled).as("B must not self-stop because A holds its row").isFalse();
+        assertThat(bCancelled)
+                .as("B must not self-stop because A holds its row")
+                .isFalse();
         beforeCommit.release();
         b.jobs().cancel(steady);
         Awaitility.await().atMost(WAIT).until(bCancelled::get);
     }
 
     private Instant dbNow() throws Exception {
-        try (var c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
+        try (var c = pool.getConnection();
+                ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
             rs.next();
             return rs.getTimestamp(1).toInstant();
         }
     }
 
     private Instant leaseOf(long id) throws Exception {
-        try (var c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery(
-                "SELECT lease_expires_at FROM " + schema + ".job WHERE id = " + id)) {
+        try (var c = pool.getConnection();
+                ResultSet rs = c.createStatement()
+                        .executeQuery("SELECT lease_expires_at FROM " + schema + ".job WHERE id = " + id)) {
             rs.next();
             return rs.getTimestamp(1).toInstant();
         }

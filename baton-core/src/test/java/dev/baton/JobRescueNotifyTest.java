@@ -29,10 +29,14 @@ class JobRescueNotifyTest extends JobTestSupport {
         assertThat(node.notificationsActive()).isTrue();
         // A dead worker's attempt: running, its lease expiring in 1 s, long after the idle node's last claim.
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, max_attempts, "
-                    + "attempt, attempt_token, lease_expires_at, claimed_by) VALUES ('q', 'k', '{\"n\": 1}', 50, 'running', "
-                    + "clock_timestamp(), 25, 1, -1, clock_timestamp() + interval '1 second', 'dead-node')");
+            Jdbc.execute(
+                    c,
+                    "INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, max_attempts, "
+                            + "attempt, attempt_token, lease_expires_at, claimed_by) VALUES ('q', 'k', '{\"n\": 1}', 50, 'running', "
+                            + "clock_timestamp(), 25, 1, -1, clock_timestamp() + interval '1 second', 'dead-node')");
         }
-        assertThat(ran.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("rescued job claimed by the idle node").isTrue();
+        assertThat(ran.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .as("rescued job claimed by the idle node")
+                .isTrue();
     }
 }

@@ -34,13 +34,19 @@ class JobRetryTest extends JobBehaviourTestBase {
     @Test
     void J08_throwingHandlerIsRetriedWithBackoffThenFailsWithEveryErrorKept() throws Exception {
         List<Seen> seen = new CopyOnWriteArrayList<>();
-        Baton node = start(nodeBuilder("j08-node").worker(fastWorker("default", 2).build())
-                .handle("flaky", Item.class, (item, ctx) -> {
-                    seen.add(seenNow(ctx.jobId(), ctx.attempt()));
-                    throw new IllegalStateException("flaky failed on attempt " + ctx.attempt());
-                }, BACKOFF));
+        Baton node = start(nodeBuilder("j08-node")
+                .worker(fastWorker("default", 2).build())
+                .handle(
+                        "flaky",
+                        Item.class,
+                        (item, ctx) -> {
+                            seen.add(seenNow(ctx.jobId(), ctx.attempt()));
+                            throw new IllegalStateException("flaky failed on attempt " + ctx.attempt());
+                        },
+                        BACKOFF));
         Jobs jobs = node.jobs();
-        long id = jobs.enqueue(JobRequest.of("flaky", new Item("f")).maxAttempts(4)).id();
+        long id = jobs.enqueue(JobRequest.of("flaky", new Item("f")).maxAttempts(4))
+                .id();
 
         JobInfo failed = awaitState(jobs, id, JobState.FAILED);
         assertThat(failed.attempt()).isEqualTo(4);
@@ -64,13 +70,16 @@ class JobRetryTest extends JobBehaviourTestBase {
             Seen retry = seen.get(n - 1);
             Instant previousFailure = errors.get(n - 2).at();
             Duration backoff = BACKOFF.delayAfter(n - 1);
-            assertThat(retry.runAt()).as("retry %d due after the failure of attempt %d", n, n - 1)
+            assertThat(retry.runAt())
+                    .as("retry %d due after the failure of attempt %d", n, n - 1)
                     .isAfter(previousFailure);
             // run_at = clock_timestamp() + delay, and the error's 'at' is read in the same statement.
             assertThat(Duration.between(previousFailure, retry.runAt()))
                     .as("retry %d due at least the backoff (%s) after the failure", n, backoff)
                     .isGreaterThanOrEqualTo(backoff.minusMillis(1));
-            assertThat(retry.dbNow()).as("attempt %d did not run before it was due", n).isAfterOrEqualTo(retry.runAt());
+            assertThat(retry.dbNow())
+                    .as("attempt %d did not run before it was due", n)
+                    .isAfterOrEqualTo(retry.runAt());
         }
     }
 
@@ -81,14 +90,20 @@ class JobRetryTest extends JobBehaviourTestBase {
     @Test
     void J08_permanentFailureFailsAtOnceWithoutRetry() throws Exception {
         AtomicInteger calls = new AtomicInteger();
-        Baton node = start(nodeBuilder("j08-node").worker(fastWorker("default", 2).build())
-                .handle("doomed", Item.class, (item, ctx) -> {
-                    calls.incrementAndGet();
-                    throw new JobHandler.PermanentFailure("the account " + item.name() + " is closed");
-                }, RetryPolicy.immediate())
-                .handle("marker", Item.class, (item, ctx) -> { }));
+        Baton node = start(nodeBuilder("j08-node")
+                .worker(fastWorker("default", 2).build())
+                .handle(
+                        "doomed",
+                        Item.class,
+                        (item, ctx) -> {
+                            calls.incrementAndGet();
+                            throw new JobHandler.PermanentFailure("the account " + item.name() + " is closed");
+                        },
+                        RetryPolicy.immediate())
+                .handle("marker", Item.class, (item, ctx) -> {}));
         Jobs jobs = node.jobs();
-        long id = jobs.enqueue(JobRequest.of("doomed", new Item("acc-1")).maxAttempts(5)).id();
+        long id = jobs.enqueue(JobRequest.of("doomed", new Item("acc-1")).maxAttempts(5))
+                .id();
         JobInfo failed = awaitState(jobs, id, JobState.FAILED);
         assertThat(failed.attempt()).as("attempt 1 only").isEqualTo(1);
         assertThat(failed.errors()).singleElement().satisfies(e -> {
@@ -115,23 +130,30 @@ class JobRetryTest extends JobBehaviourTestBase {
     @Test
     void J08_retryBringsFailedJobBackAndItRuns() throws Exception {
         Map<Integer, Boolean> ran = new ConcurrentHashMap<>();
-        Baton node = start(nodeBuilder("j08-node").worker(fastWorker("default", 2).build())
-                .handle("once-broken", Item.class, (item, ctx) -> {
-                    ran.put(ctx.attempt(), true);
-                    if (ctx.attempt() == 1) {
-                        throw new IllegalArgumentException("bad data, fixed by an operator later");
-                    }
-                }, RetryPolicy.immediate()));
+        Baton node = start(nodeBuilder("j08-node")
+                .worker(fastWorker("default", 2).build())
+                .handle(
+                        "once-broken",
+                        Item.class,
+                        (item, ctx) -> {
+                            ran.put(ctx.attempt(), true);
+                            if (ctx.attempt() == 1) {
+                                throw new IllegalArgumentException("bad data, fixed by an operator later");
+                            }
+                        },
+                        RetryPolicy.immediate()));
         Jobs jobs = node.jobs();
-        long id = jobs.enqueue(JobRequest.of("once-broken", new Item("x")).maxAttempts(1)).id();
+        long id = jobs.enqueue(JobRequest.of("once-broken", new Item("x")).maxAttempts(1))
+                .id();
         JobInfo failed = awaitState(jobs, id, JobState.FAILED);
         assertThat(failed.attempt()).isEqualTo(1);
         assertThat(jobs.retry(id)).isTrue();
         JobInfo done = awaitState(jobs, id, JobState.SUCCEEDED);
         assertThat(done.attempt()).isEqualTo(2);
         assertThat(done.maxAttempts()).as("one more attempt allowed").isEqualTo(2);
-        assertThat(done.errors()).singleElement().satisfies(e ->
-                assertThat(e.message()).isEqualTo("bad data, fixed by an operator later"));
+        assertThat(done.errors())
+                .singleElement()
+                .satisfies(e -> assertThat(e.message()).isEqualTo("bad data, fixed by an operator later"));
         assertThat(ran).containsOnlyKeys(1, 2);
         assertThat(jobs.retry(id)).as("a succeeded job is not retried").isFalse();
         assertThat(jobs.retry(Long.MAX_VALUE)).as("unknown job").isFalse();
@@ -140,12 +162,15 @@ class JobRetryTest extends JobBehaviourTestBase {
 
     private Seen seenNow(long id, int attempt) throws Exception {
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT run_at, clock_timestamp() FROM " + schema
-                     + ".job WHERE id = ?")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT run_at, clock_timestamp() FROM " + schema + ".job WHERE id = ?")) {
             ps.setLong(1, id);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                return new Seen(attempt, rs.getTimestamp(1).toInstant(), rs.getTimestamp(2).toInstant());
+                return new Seen(
+                        attempt,
+                        rs.getTimestamp(1).toInstant(),
+                        rs.getTimestamp(2).toInstant());
             }
         }
     }

@@ -26,14 +26,18 @@ class JobRollingDeployTest extends JobBehaviourTestBase {
     @Test
     void J16_oldNodesLeaveANewKindToANodeThatHandlesIt() throws Exception {
         Set<String> ranOnOld = ConcurrentHashMap.newKeySet();
-        Baton old = start(nodeBuilder("old-node").application("shop", "1").worker(fastWorker("default", 2).build())
+        Baton old = start(nodeBuilder("old-node")
+                .application("shop", "1")
+                .worker(fastWorker("default", 2).build())
                 .handle("order", Order.class, (o, ctx) -> ranOnOld.add(o.id())));
         Jobs jobs = old.jobs();
-        long invoice = jobs.enqueue(JobRequest.of("invoice.v2", new Item("new"))).id();
+        long invoice =
+                jobs.enqueue(JobRequest.of("invoice.v2", new Item("new"))).id();
         // Orders enqueued behind it, before and after, all run: the old node keeps claiming past it.
         List<Long> orders = new ArrayList<>();
         for (int round = 0; round < 3; round++) {
-            long id = jobs.enqueue(JobRequest.of("order", new Order("o" + round))).id();
+            long id =
+                    jobs.enqueue(JobRequest.of("order", new Order("o" + round))).id();
             awaitState(jobs, id, JobState.SUCCEEDED);
             orders.add(id);
         }
@@ -45,7 +49,9 @@ class JobRollingDeployTest extends JobBehaviourTestBase {
         assertThat(waiting.errorsJson()).as("no error").isEqualTo("[]");
 
         Set<String> ranOnNew = ConcurrentHashMap.newKeySet();
-        start(nodeBuilder("new-node").application("shop", "2").worker(fastWorker("default", 2).build())
+        start(nodeBuilder("new-node")
+                .application("shop", "2")
+                .worker(fastWorker("default", 2).build())
                 .handle("order", Order.class, (o, ctx) -> ranOnNew.add(o.id()))
                 .handle("invoice.v2", Item.class, (item, ctx) -> ranOnNew.add("invoice:" + ctx.attempt())));
         JobInfo done = awaitState(jobs, invoice, JobState.SUCCEEDED);
@@ -62,10 +68,12 @@ class JobRollingDeployTest extends JobBehaviourTestBase {
     @Test
     void retryAtTheAttemptCeilingRunsOnceMore() throws Exception {
         Jobs jobs = jobsClient();
-        long id = jobs.enqueue(JobRequest.of("flaky", new Item("f")).maxAttempts(JobRequest.MAX_ATTEMPTS_LIMIT)).id();
+        long id = jobs.enqueue(JobRequest.of("flaky", new Item("f")).maxAttempts(JobRequest.MAX_ATTEMPTS_LIMIT))
+                .id();
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".job SET state = 'failed', attempt = 1000, "
-                     + "finished_at = clock_timestamp() WHERE id = ?")) {
+                PreparedStatement ps =
+                        c.prepareStatement("UPDATE " + schema + ".job SET state = 'failed', attempt = 1000, "
+                                + "finished_at = clock_timestamp() WHERE id = ?")) {
             ps.setLong(1, id);
             ps.executeUpdate();
         }
@@ -74,12 +82,15 @@ class JobRollingDeployTest extends JobBehaviourTestBase {
         assertThat(again.state()).isEqualTo(JobState.AVAILABLE);
         assertThat(again.maxAttempts()).isEqualTo(JobRequest.MAX_ATTEMPTS_LIMIT);
 
-        start(nodeBuilder("worker").worker(fastWorker("default", 1).build())
+        start(nodeBuilder("worker")
+                .worker(fastWorker("default", 1).build())
                 .handle("flaky", Item.class, (item, ctx) -> {
                     throw new IllegalStateException("still failing at attempt " + ctx.attempt());
                 }));
         JobInfo failed = awaitState(jobs, id, JobState.FAILED);
         assertThat(failed.attempt()).as("one more attempt, then failed again").isEqualTo(1001);
-        assertThat(failed.errors()).last().satisfies(e -> assertThat(e.message()).contains("attempt 1001"));
+        assertThat(failed.errors())
+                .last()
+                .satisfies(e -> assertThat(e.message()).contains("attempt 1001"));
     }
 }

@@ -40,6 +40,7 @@ import org.junit.jupiter.api.Test;
 class JobSelfStopTest extends JobBehaviourTestBase {
     /** L = 3 s, R = 500 ms on the manual ticker: L/2 = 1.5 s > 2R = 1 s. R also bounds each beat call. */
     private static final Duration LEASE = Duration.ofSeconds(3);
+
     private static final Duration BEAT = Duration.ofMillis(500);
     private static final long R = BEAT.toNanos();
     private static final long HALF_LEASE = LEASE.toNanos() / 2;
@@ -104,7 +105,8 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         PausePoints.Pause beat2 = points.arm(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
         ticker.set(s1 + R);
         beat2.awaitReached(WAIT);
-        assertThat(row(id).leaseExpiresAt()).as("beat 1 extended the lease in the database")
+        assertThat(row(id).leaseExpiresAt())
+                .as("beat 1 extended the lease in the database")
                 .isAfter(claimed.leaseExpiresAt());
         proxy.blackHole();
         beat2.release();
@@ -115,13 +117,17 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         PausePoints.Pause justBefore = points.arm(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
         ticker.set(deadline - 1);
         awaitBeatOrCancellation(justBefore);
-        assertThat(firstAttempt.get().isCancelled()).as("cancelled before half a lease").isFalse();
+        assertThat(firstAttempt.get().isCancelled())
+                .as("cancelled before half a lease")
+                .isFalse();
         assertThat(cancelled.getCount()).isEqualTo(1);
 
         // At half a lease exactly: cancelled, while the ticker stays at the deadline.
         ticker.set(deadline);
         justBefore.release();
-        assertThat(cancelled.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("self-stopped at half a lease").isTrue();
+        assertThat(cancelled.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .as("self-stopped at half a lease")
+                .isTrue();
         assertThat(cancelSeenAt.get()).isEqualTo(deadline);
 
         // The attempt records nothing, although its handler returned normally. Ordering fact: with one
@@ -131,7 +137,9 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         long marker = jobs.enqueue(JobRequest.of("marker", new Item("m"))).id();
         awaitState(jobs, marker, JobState.SUCCEEDED);
         Row after = row(id);
-        assertThat(after.state()).as("still running with its token until rescue").isEqualTo("running");
+        assertThat(after.state())
+                .as("still running with its token until rescue")
+                .isEqualTo("running");
         assertThat(after.token()).isEqualTo(claimed.token());
         assertThat(after.attempt()).isEqualTo(1);
         assertThat(after.errorsJson()).isEqualTo("[]");
@@ -198,7 +206,9 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         PausePoints.Pause beat2 = points.arm(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
         ticker.set(s1 + R);
         awaitBeatOrCancellation(beat2);
-        assertThat(firstAttempt.get().isCancelled()).as("answered beats restarted the deadline").isFalse();
+        assertThat(firstAttempt.get().isCancelled())
+                .as("answered beats restarted the deadline")
+                .isFalse();
         assertThat(row(id).leaseExpiresAt()).as("the slow beat was answered").isAfter(afterBeat0.leaseExpiresAt());
         proxy.blackHole();
         beat2.release();
@@ -208,12 +218,15 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         PausePoints.Pause justBefore = points.arm(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
         ticker.set(deadline - 1);
         awaitBeatOrCancellation(justBefore);
-        assertThat(firstAttempt.get().isCancelled()).as("the slow beat restarted the deadline").isFalse();
+        assertThat(firstAttempt.get().isCancelled())
+                .as("the slow beat restarted the deadline")
+                .isFalse();
 
         ticker.set(deadline);
         justBefore.release();
         assertThat(cancelled.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
-                .as("cancelled at the send time of the slow beat + L/2").isTrue();
+                .as("cancelled at the send time of the slow beat + L/2")
+                .isTrue();
         assertThat(cancelSeenAt.get()).isEqualTo(deadline);
         proxy.heal();
     }
@@ -234,10 +247,15 @@ class JobSelfStopTest extends JobBehaviourTestBase {
     void J07_slowButAnsweredBeatsKeepHandlerRunningPastHalfLease() throws Exception {
         FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
         DataSource coordination = proxiedPool("j07-coord", proxy, 4);
-        Baton node = start(nodeBuilder("j07-node").coordinationDataSource(coordination)
+        Baton node = start(nodeBuilder("j07-node")
+                .coordinationDataSource(coordination)
                 .notifications(NotificationMode.POLL)
-                .worker(WorkerConfig.builder().queue("default", 1).jobLease(Duration.ofMillis(2500))
-                        .heartbeatInterval(Duration.ofMillis(250)).pollInterval(POLL).build())
+                .worker(WorkerConfig.builder()
+                        .queue("default", 1)
+                        .jobLease(Duration.ofMillis(2500))
+                        .heartbeatInterval(Duration.ofMillis(250))
+                        .pollInterval(POLL)
+                        .build())
                 .handle("hold", Item.class, (item, ctx) -> {
                     firstAttempt.compareAndSet(null, ctx);
                     attempts.add(ctx.attempt());
@@ -254,7 +272,9 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         assertThat(started.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         Instant claimLease = row(id).leaseExpiresAt();
         // The first beat opens the heartbeat connection (several round trips); then the wire slows down.
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(10))
                 .until(() -> !claimLease.equals(row(id).leaseExpiresAt()));
         proxy.latency(Duration.ofMillis(40));
         Instant before = row(id).leaseExpiresAt();
@@ -267,7 +287,9 @@ class JobSelfStopTest extends JobBehaviourTestBase {
             }
             return slowBeats.size() >= 8 || firstAttempt.get().isCancelled();
         });
-        assertThat(firstAttempt.get().isCancelled()).as("cancelled while its beats were answered").isFalse();
+        assertThat(firstAttempt.get().isCancelled())
+                .as("cancelled while its beats were answered")
+                .isFalse();
         assertThat(slowBeats).hasSizeGreaterThanOrEqualTo(8);
         finish.countDown();
         JobInfo done = awaitState(node.jobs(), id, JobState.SUCCEEDED);
@@ -282,13 +304,21 @@ class JobSelfStopTest extends JobBehaviourTestBase {
      * is no longer beaten, so the pause point would not be reached).
      */
     private void awaitBeatOrCancellation(PausePoints.Pause beat) {
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(5))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(5))
                 .until(() -> beat.parkedCount() == 1 || firstAttempt.get().isCancelled());
     }
 
     private WorkerConfig config() {
-        return WorkerConfig.builder().queue("default", 1).jobLease(LEASE).heartbeatInterval(BEAT).pollInterval(POLL)
-                .rescueInterval(Duration.ofMillis(200)).drainTimeout(Duration.ZERO).build();
+        return WorkerConfig.builder()
+                .queue("default", 1)
+                .jobLease(LEASE)
+                .heartbeatInterval(BEAT)
+                .pollInterval(POLL)
+                .rescueInterval(Duration.ofMillis(200))
+                .drainTimeout(Duration.ZERO)
+                .build();
     }
 
     /**
@@ -298,7 +328,8 @@ class JobSelfStopTest extends JobBehaviourTestBase {
      */
     private Baton startNode(ManualTicker ticker, FaultProxy proxy) {
         DataSource coordination = proxiedPool("j07-coord", proxy, 4);
-        Baton.Builder b = nodeBuilder("j07-node").coordinationDataSource(coordination)
+        Baton.Builder b = nodeBuilder("j07-node")
+                .coordinationDataSource(coordination)
                 .notifications(NotificationMode.POLL)
                 // Leadership of maintenance also reads the ticker: keep its renewals (3 s) beyond the
                 // steps these tests take, so it never renews through the black hole.
@@ -318,7 +349,7 @@ class JobSelfStopTest extends JobBehaviourTestBase {
                     cancelled.countDown();
                     // and returns normally: a self-stopped attempt must record nothing even so
                 })
-                .handle("marker", Item.class, (item, ctx) -> { });
+                .handle("marker", Item.class, (item, ctx) -> {});
         Baton node = start(b, ticker);
         closeLater(proxy::heal);
         return node;

@@ -21,7 +21,11 @@ import org.junit.jupiter.api.Test;
  * resumes and tries to finish attempt 1; then B finishes attempt 2.
  */
 class JobStaleAttemptTest extends JobTestSupport {
-    enum StaleOutcome { BATCHED_SUCCESS, TRANSACTION, FAILURE }
+    enum StaleOutcome {
+        BATCHED_SUCCESS,
+        TRANSACTION,
+        FAILURE
+    }
 
     private final PausePoints pointsA = new PausePoints();
     private final PausePoints pointsB = new PausePoints();
@@ -75,28 +79,35 @@ class JobStaleAttemptTest extends JobTestSupport {
         PausePoints.Pause aHandler = pointsA.arm(Hooks.Points.JOB_BEFORE_HANDLER);
         PausePoints.Pause aBeats = pointsA.armAll(Hooks.Points.JOB_HEARTBEAT_BEFORE_SEND);
         var aPool = ownPool("j05-a", 8);
-        Baton a = startNode(nodeBuilder("j05-a", aPool, pointsA::reach).worker(config)
-                .handle("pay", Payload.class, (p, ctx) -> {
-                    switch (mode) {
-                        case BATCHED_SUCCESS -> { } // return normally: batched completion
-                        case TRANSACTION -> {
-                            try {
-                                ctx.transaction(tx -> {
-                                    insertEffect(tx, ctx.jobId(), ctx.attempt(), "j05-a", 0);
-                                    return null;
-                                });
-                                aTransaction.complete(null);
-                            } catch (RuntimeException e) {
-                                aTransaction.complete(e);
-                                throw e;
+        Baton a = startNode(nodeBuilder("j05-a", aPool, pointsA::reach)
+                .worker(config)
+                .handle(
+                        "pay",
+                        Payload.class,
+                        (p, ctx) -> {
+                            switch (mode) {
+                                case BATCHED_SUCCESS -> {} // return normally: batched completion
+                                case TRANSACTION -> {
+                                    try {
+                                        ctx.transaction(tx -> {
+                                            insertEffect(tx, ctx.jobId(), ctx.attempt(), "j05-a", 0);
+                                            return null;
+                                        });
+                                        aTransaction.complete(null);
+                                    } catch (RuntimeException e) {
+                                        aTransaction.complete(e);
+                                        throw e;
+                                    }
+                                }
+                                case FAILURE -> throw new IllegalStateException("stale attempt fails");
                             }
-                        }
-                        case FAILURE -> throw new IllegalStateException("stale attempt fails");
-                    }
-                }, RetryPolicy.immediate()));
+                        },
+                        RetryPolicy.immediate()));
         closeLater(pointsA::releaseAll); // closed before node A, so A's parked threads can stop
 
-        long id = a.jobs().enqueue(JobRequest.of("pay", new Payload(5)).maxAttempts(5)).id();
+        long id = a.jobs()
+                .enqueue(JobRequest.of("pay", new Payload(5)).maxAttempts(5))
+                .id();
         aHandler.awaitReached(WAIT);
         aBeats.awaitReached(WAIT);
         JobRow attempt1 = row(id);
@@ -114,16 +125,21 @@ class JobStaleAttemptTest extends JobTestSupport {
         // B claims attempt 2 and is held before its handler.
         PausePoints.Pause bHandler = pointsB.arm(Hooks.Points.JOB_BEFORE_HANDLER);
         var bPool = ownPool("j05-b", 8);
-        startNode(nodeBuilder("j05-b", bPool, pointsB::reach).worker(config)
-                .handle("pay", Payload.class, (p, ctx) -> {
-                    if (mode == StaleOutcome.BATCHED_SUCCESS) {
-                        throw new JobHandler.PermanentFailure("attempt 2 says no");
-                    }
-                    ctx.transaction(tx -> {
-                        insertEffect(tx, ctx.jobId(), ctx.attempt(), "j05-b", 0);
-                        return null;
-                    });
-                }, RetryPolicy.immediate()));
+        startNode(nodeBuilder("j05-b", bPool, pointsB::reach)
+                .worker(config)
+                .handle(
+                        "pay",
+                        Payload.class,
+                        (p, ctx) -> {
+                            if (mode == StaleOutcome.BATCHED_SUCCESS) {
+                                throw new JobHandler.PermanentFailure("attempt 2 says no");
+                            }
+                            ctx.transaction(tx -> {
+                                insertEffect(tx, ctx.jobId(), ctx.attempt(), "j05-b", 0);
+                                return null;
+                            });
+                        },
+                        RetryPolicy.immediate()));
         closeLater(pointsB::releaseAll);
         bHandler.awaitReached(WAIT);
         JobRow attempt2 = row(id);
@@ -136,7 +152,8 @@ class JobStaleAttemptTest extends JobTestSupport {
         if (mode == StaleOutcome.TRANSACTION) {
             aHandler.release();
             assertThat(aTransaction.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
-                    .as("A's completion transaction").isInstanceOf(AttemptLostException.class);
+                    .as("A's completion transaction")
+                    .isInstanceOf(AttemptLostException.class);
         } else {
             PausePoints.Pause aRecorded = pointsA.arm(Hooks.Points.JOB_OUTCOMES_RECORDED);
             aHandler.release();
@@ -144,7 +161,9 @@ class JobStaleAttemptTest extends JobTestSupport {
             aRecorded.release();
         }
         assertThat(row(id)).as("attempt 2 untouched by A").isEqualTo(attempt2);
-        assertThat(count("SELECT count(*) FROM " + schema + ".effect")).as("A wrote nothing").isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".effect"))
+                .as("A wrote nothing")
+                .isZero();
         aBeats.release();
 
         // B finishes attempt 2; its outcome is the job's.

@@ -20,23 +20,32 @@ import org.awaitility.Awaitility;
 abstract class JobTestSupport extends DbTest {
     /** Job lease 2 s, heartbeat 150 ms (L/2 = 1 s > 2R = 300 ms), poll 50 ms, rescue every 200 ms. */
     static final Duration JOB_LEASE = Duration.ofSeconds(2);
+
     static final Duration HEARTBEAT = Duration.ofMillis(150);
 
     record Payload(int n) {}
 
     /** A job row as the database sees it now. */
-    record JobRow(long id, String state, int attempt, Long token, boolean leaseLive, int stallCount,
-                  String claimedBy) {}
+    record JobRow(
+            long id, String state, int attempt, Long token, boolean leaseLive, int stallCount, String claimedBy) {}
 
     static WorkerConfig.Builder fastWorker(String queue, int concurrency) {
-        return WorkerConfig.builder().queue(queue, concurrency).jobLease(JOB_LEASE).heartbeatInterval(HEARTBEAT)
-                .pollInterval(Duration.ofMillis(50)).rescueInterval(Duration.ofMillis(200))
+        return WorkerConfig.builder()
+                .queue(queue, concurrency)
+                .jobLease(JOB_LEASE)
+                .heartbeatInterval(HEARTBEAT)
+                .pollInterval(Duration.ofMillis(50))
+                .rescueInterval(Duration.ofMillis(200))
                 .drainTimeout(Duration.ofMillis(500));
     }
 
     /** A node builder on this test's schema; LISTEN only where it can work (not through PgBouncer). */
     Baton.Builder nodeBuilder(String id, DataSource ds, Hooks hooks) {
-        return Baton.builder(ds).schema(schema).nodeId(id).nodeHeartbeat(Duration.ofMillis(200)).testHooks(hooks)
+        return Baton.builder(ds)
+                .schema(schema)
+                .nodeId(id)
+                .nodeHeartbeat(Duration.ofMillis(200))
+                .testHooks(hooks)
                 .maintenance(fastLeadership())
                 .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO);
     }
@@ -72,15 +81,17 @@ abstract class JobTestSupport extends DbTest {
     /** {@code <schema>.effect(job_id, attempt, node, n)}; optionally one row per attempt at most. */
     void createEffectTable(boolean uniquePerAttempt) throws SQLException {
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "CREATE TABLE " + schema + ".effect (seq bigserial PRIMARY KEY, job_id bigint NOT NULL, "
-                    + "attempt int NOT NULL, node text NOT NULL, n int NOT NULL DEFAULT 0"
-                    + (uniquePerAttempt ? ", UNIQUE (job_id, attempt, n)" : "") + ")");
+            Jdbc.execute(
+                    c,
+                    "CREATE TABLE " + schema + ".effect (seq bigserial PRIMARY KEY, job_id bigint NOT NULL, "
+                            + "attempt int NOT NULL, node text NOT NULL, n int NOT NULL DEFAULT 0"
+                            + (uniquePerAttempt ? ", UNIQUE (job_id, attempt, n)" : "") + ")");
         }
     }
 
     void insertEffect(Connection c, long jobId, int attempt, String node, int n) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema
-                + ".effect (job_id, attempt, node, n) VALUES (?, ?, ?, ?)")) {
+        try (PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO " + schema + ".effect (job_id, attempt, node, n) VALUES (?, ?, ?, ?)")) {
             ps.setLong(1, jobId);
             ps.setInt(2, attempt);
             ps.setString(3, node);
@@ -91,24 +102,33 @@ abstract class JobTestSupport extends DbTest {
 
     JobRow row(long id) throws SQLException {
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT state, attempt, attempt_token, "
-                     + "coalesce(lease_expires_at > clock_timestamp(), false), stall_count, claimed_by FROM "
-                     + schema + ".job WHERE id = ?")) {
+                PreparedStatement ps = c.prepareStatement("SELECT state, attempt, attempt_token, "
+                        + "coalesce(lease_expires_at > clock_timestamp(), false), stall_count, claimed_by FROM "
+                        + schema + ".job WHERE id = ?")) {
             ps.setLong(1, id);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw new AssertionError("job " + id + " does not exist");
                 }
                 long token = rs.getLong(3);
-                return new JobRow(id, rs.getString(1), rs.getInt(2), rs.wasNull() ? null : token, rs.getBoolean(4),
-                        rs.getInt(5), rs.getString(6));
+                return new JobRow(
+                        id,
+                        rs.getString(1),
+                        rs.getInt(2),
+                        rs.wasNull() ? null : token,
+                        rs.getBoolean(4),
+                        rs.getInt(5),
+                        rs.getString(6));
             }
         }
     }
 
     /** Waits (polling the database) until the job is in {@code state}. */
     void awaitState(long id, String state) {
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> row(id).state().equals(state));
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> row(id).state().equals(state));
     }
 
     /**

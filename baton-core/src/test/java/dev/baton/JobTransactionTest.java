@@ -6,7 +6,6 @@ import dev.baton.testkit.PausePoints;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -38,7 +37,8 @@ class JobTransactionTest extends JobTestSupport {
         PausePoints.Pause beforeCommit = points.arm(Hooks.Points.JOB_TX_BEFORE_COMMIT);
         var ownPool = ownPool("j03-node", 8);
         WorkerConfig config = fastWorker("default", 1).build();
-        Baton node = startNode(nodeBuilder("j03-node", ownPool, points::reach).worker(config)
+        Baton node = startNode(nodeBuilder("j03-node", ownPool, points::reach)
+                .worker(config)
                 .handle("rows", Payload.class, (p, ctx) -> {
                     try {
                         ctx.transaction(tx -> {
@@ -62,18 +62,22 @@ class JobTransactionTest extends JobTestSupport {
 
         // The worker dies before COMMIT: its transaction's backend is terminated by the server.
         int pid = idleInTransactionBackend();
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT pg_terminate_backend(?)")) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
             ps.setInt(1, pid);
             try (ResultSet rs = ps.executeQuery()) {
-                assertThat(rs.next() && rs.getBoolean(1)).as("terminated backend " + pid).isTrue();
+                assertThat(rs.next() && rs.getBoolean(1))
+                        .as("terminated backend " + pid)
+                        .isTrue();
             }
         }
         beforeCommit.release();
         Throwable failure = firstAttempt.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(failure).as("attempt 1's commit into a dead connection").isNotNull();
         System.out.println("J03: attempt 1's transaction failed with " + failure);
-        assertThat(count("SELECT count(*) FROM " + schema + ".effect")).as("rows of attempt 1").isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".effect"))
+                .as("rows of attempt 1")
+                .isZero();
         JobRow afterDeath = row(id);
         assertThat(afterDeath.state()).as("job not completed by attempt 1").isNotEqualTo("succeeded");
         assertThat(afterDeath.attempt()).isEqualTo(1);
@@ -86,19 +90,24 @@ class JobTransactionTest extends JobTestSupport {
         JobInfo info = node.jobs().get(id).orElseThrow();
         assertThat(info.attempt()).isEqualTo(2);
         assertThat(info.stallCount()).isEqualTo(1);
-        assertThat(count("SELECT count(*) FROM " + schema + ".effect")).as("one committed copy").isEqualTo(ROWS);
-        assertThat(count("SELECT count(*) FROM " + schema + ".effect WHERE attempt = 2")).isEqualTo(ROWS);
+        assertThat(count("SELECT count(*) FROM " + schema + ".effect"))
+                .as("one committed copy")
+                .isEqualTo(ROWS);
+        assertThat(count("SELECT count(*) FROM " + schema + ".effect WHERE attempt = 2"))
+                .isEqualTo(ROWS);
         assertThat(count("SELECT count(DISTINCT n) FROM " + schema + ".effect")).isEqualTo(ROWS);
     }
 
     /** The backend of the paused completion transaction: idle in transaction after the completion. */
     private int idleInTransactionBackend() throws Exception {
         String like = "%UPDATE \"" + schema + "\".job j%SET state = 'succeeded'%";
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE ?")) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE ?")) {
             ps.setString(1, like);
             try (ResultSet rs = ps.executeQuery()) {
-                assertThat(rs.next()).as("an idle-in-transaction backend whose last statement is the completion")
+                assertThat(rs.next())
+                        .as("an idle-in-transaction backend whose last statement is the completion")
                         .isTrue();
                 int pid = rs.getInt(1);
                 assertThat(rs.next()).as("exactly one such backend").isFalse();

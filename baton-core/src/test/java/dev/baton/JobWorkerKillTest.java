@@ -30,7 +30,9 @@ class JobWorkerKillTest extends JobTestSupport {
     @Test
     void J02_killedWorkerIsRescuedStallCountedAndRunAgain() throws Exception {
         createEffectTable(false);
-        WorkerConfig config = fastWorker("default", 2).rescueInterval(java.time.Duration.ofMinutes(1)).build();
+        WorkerConfig config = fastWorker("default", 2)
+                .rescueInterval(java.time.Duration.ofMinutes(1))
+                .build();
         Process child = startChild("j02-child");
         try {
             CompletableFuture<Long> effect = new CompletableFuture<>();
@@ -39,7 +41,8 @@ class JobWorkerKillTest extends JobTestSupport {
             reader.setDaemon(true);
             reader.start();
 
-            long id = jobsApi().enqueue(JobRequest.of("external", new Payload(7))).id();
+            long id =
+                    jobsApi().enqueue(JobRequest.of("external", new Payload(7))).id();
             long effectJob = effect.get(WAIT.toMillis() * 2, TimeUnit.MILLISECONDS); // JVM start + claim
             assertThat(effectJob).isEqualTo(id);
             assertThat(row(id).state()).isEqualTo("running");
@@ -47,7 +50,8 @@ class JobWorkerKillTest extends JobTestSupport {
 
             // The in-process node: records the effect (auto-commit, like the child) and returns.
             var ownPool = ownPool("j02-node", 8);
-            Baton node = startNode(nodeBuilder("j02-node", ownPool, Hooks.NONE).worker(config)
+            Baton node = startNode(nodeBuilder("j02-node", ownPool, Hooks.NONE)
+                    .worker(config)
                     .handle("external", Payload.class, (p, ctx) -> {
                         try (var c = pool.getConnection()) {
                             insertEffect(c, ctx.jobId(), ctx.attempt(), "j02-node", p.n());
@@ -56,19 +60,25 @@ class JobWorkerKillTest extends JobTestSupport {
 
             long killedAt = System.nanoTime();
             child.destroyForcibly(); // SIGKILL: no shutdown hooks, no release, no completion
-            assertThat(child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("child exited").isTrue();
+            assertThat(child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("child exited")
+                    .isTrue();
 
             // Only an expired lease (database clock) makes the job rescuable; then rescue it.
             awaitLeaseExpired(id);
             long expiredAt = System.nanoTime();
             Maintenance rescuer = rescuer(config, "j02-rescuer");
-            Awaitility.await().atMost(WAIT).pollInterval(java.time.Duration.ofMillis(20)).until(() -> {
-                rescuer.rescueOnce();
-                return !row(id).state().equals("running");
-            });
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(java.time.Duration.ofMillis(20))
+                    .until(() -> {
+                        rescuer.rescueOnce();
+                        return !row(id).state().equals("running");
+                    });
             awaitState(id, "succeeded");
             long doneAt = System.nanoTime();
-            System.out.printf("J02: kill → lease expired %d ms, kill → succeeded %d ms%n",
+            System.out.printf(
+                    "J02: kill → lease expired %d ms, kill → succeeded %d ms%n",
                     (expiredAt - killedAt) / 1_000_000, (doneAt - killedAt) / 1_000_000);
 
             JobInfo info = node.jobs().get(id).orElseThrow();
@@ -82,11 +92,14 @@ class JobWorkerKillTest extends JobTestSupport {
                 assertThat(e.message()).contains("lease expired");
             });
             assertThat(count("SELECT count(*) FROM " + schema + ".effect WHERE job_id = " + id))
-                    .as("external effects (at least once)").isGreaterThanOrEqualTo(2);
+                    .as("external effects (at least once)")
+                    .isGreaterThanOrEqualTo(2);
             assertThat(count("SELECT count(*) FROM " + schema + ".effect WHERE job_id = " + id
-                    + " AND attempt = 1 AND node = 'j02-child'")).isEqualTo(1);
+                            + " AND attempt = 1 AND node = 'j02-child'"))
+                    .isEqualTo(1);
             assertThat(count("SELECT count(*) FROM " + schema + ".effect WHERE job_id = " + id
-                    + " AND attempt = 2 AND node = 'j02-node'")).isEqualTo(1);
+                            + " AND attempt = 2 AND node = 'j02-node'"))
+                    .isEqualTo(1);
         } finally {
             child.destroyForcibly();
             child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -95,15 +108,22 @@ class JobWorkerKillTest extends JobTestSupport {
 
     private Process startChild(String nodeId) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = List.of(java, "-cp", System.getProperty("java.class.path"),
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", JobWorkerProcess.class.getName(), PG.jdbcUrl(), schema,
-                nodeId, PG.pooled() ? "poll" : "auto");
+        List<String> cmd = List.of(
+                java,
+                "-cp",
+                System.getProperty("java.class.path"),
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                JobWorkerProcess.class.getName(),
+                PG.jdbcUrl(),
+                schema,
+                nodeId,
+                PG.pooled() ? "poll" : "auto");
         return new ProcessBuilder(cmd).redirectErrorStream(true).start();
     }
 
     private static void readChild(Process child, CompletableFuture<Long> effect, List<String> output) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                StandardCharsets.UTF_8))) {
+        try (BufferedReader r =
+                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
                 System.out.println("[j02-child] " + line);

@@ -22,17 +22,28 @@ public final class JobWorkerProcess {
         String nodeId = args[2];
         boolean poll = args.length > 3 && args[3].equals("poll");
         HikariDataSource ds = ChildPool.open(url, nodeId, 6);
-        Baton baton = Baton.builder(ds).schema(schema).nodeId(nodeId).nodeHeartbeat(Duration.ofMillis(200))
+        Baton baton = Baton.builder(ds)
+                .schema(schema)
+                .nodeId(nodeId)
+                .nodeHeartbeat(Duration.ofMillis(200))
                 .notifications(poll ? NotificationMode.POLL : NotificationMode.AUTO)
-                .maintenance(LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))
-                        .renewInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(100)).build())
-                .worker(WorkerConfig.builder().queue("default", 1).jobLease(Duration.ofSeconds(2))
-                        .heartbeatInterval(Duration.ofMillis(150)).pollInterval(Duration.ofMillis(50))
-                        .rescueInterval(Duration.ofMillis(200)).drainTimeout(Duration.ofMillis(500)).build())
+                .maintenance(LeadershipConfig.builder()
+                        .leaseTtl(Duration.ofSeconds(1))
+                        .renewInterval(Duration.ofMillis(200))
+                        .pollInterval(Duration.ofMillis(100))
+                        .build())
+                .worker(WorkerConfig.builder()
+                        .queue("default", 1)
+                        .jobLease(Duration.ofSeconds(2))
+                        .heartbeatInterval(Duration.ofMillis(150))
+                        .pollInterval(Duration.ofMillis(50))
+                        .rescueInterval(Duration.ofMillis(200))
+                        .drainTimeout(Duration.ofMillis(500))
+                        .build())
                 .handle("external", java.util.Map.class, (p, ctx) -> {
                     try (Connection c = DriverManager.getConnection(url);
-                         PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema
-                                 + ".effect (job_id, attempt, node, n) VALUES (?, ?, ?, ?)")) {
+                            PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema
+                                    + ".effect (job_id, attempt, node, n) VALUES (?, ?, ?, ?)")) {
                         ps.setLong(1, ctx.jobId());
                         ps.setInt(2, ctx.attempt());
                         ps.setString(3, nodeId);

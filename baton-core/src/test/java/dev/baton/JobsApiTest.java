@@ -30,21 +30,31 @@ class JobsApiTest extends JobBehaviourTestBase {
         List<String> ran = new CopyOnWriteArrayList<>();
         Baton node = start(nodeBuilder("api-node")
                 .testHooks(point -> {
-                    if (Hooks.Points.JOB_CLAIMED.equals(point) && Thread.currentThread().getName().equals("baton-claim-q1")) {
+                    if (Hooks.Points.JOB_CLAIMED.equals(point)
+                            && Thread.currentThread().getName().equals("baton-claim-q1")) {
                         pausedQueueClaims.incrementAndGet();
                     }
                     points.reach(point);
                 })
-                .worker(WorkerConfig.builder().queue("q1", 2).queue("q2", 2).jobLease(JOB_LEASE)
-                        .heartbeatInterval(HEARTBEAT).pollInterval(POLL).build())
+                .worker(WorkerConfig.builder()
+                        .queue("q1", 2)
+                        .queue("q2", 2)
+                        .jobLease(JOB_LEASE)
+                        .heartbeatInterval(HEARTBEAT)
+                        .pollInterval(POLL)
+                        .build())
                 .handle("send", Item.class, (item, ctx) -> ran.add(item.name())));
         Jobs jobs = node.jobs();
         jobs.pause("q1");
-        long held = jobs.enqueue(JobRequest.of("send", new Item("held")).queue("q1")).id();
+        long held = jobs.enqueue(JobRequest.of("send", new Item("held")).queue("q1"))
+                .id();
         long claimsAfterEnqueue = pausedQueueClaims.get();
-        long free = jobs.enqueue(JobRequest.of("send", new Item("free")).queue("q2")).id();
+        long free = jobs.enqueue(JobRequest.of("send", new Item("free")).queue("q2"))
+                .id();
         awaitState(jobs, free, JobState.SUCCEEDED);
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(10))
                 .until(() -> pausedQueueClaims.get() >= claimsAfterEnqueue + 2);
         Row r = row(held);
         assertThat(r.state()).isEqualTo("available");
@@ -52,7 +62,9 @@ class JobsApiTest extends JobBehaviourTestBase {
         assertThat(ran).containsExactly("free");
         assertThat(stats(jobs).get("q1").paused()).isTrue();
         assertThat(stats(jobs).get("q1").available()).isEqualTo(1);
-        assertThat(stats(jobs)).as("a queue without unfinished jobs and not paused has no depth").doesNotContainKey("q2");
+        assertThat(stats(jobs))
+                .as("a queue without unfinished jobs and not paused has no depth")
+                .doesNotContainKey("q2");
 
         jobs.resume("q1");
         awaitState(jobs, held, JobState.SUCCEEDED);
@@ -68,10 +80,21 @@ class JobsApiTest extends JobBehaviourTestBase {
         Baton node = startOkBadHoldNode("work", running, release);
         Jobs jobs = node.jobs();
         assertThat(jobs.stats()).isEmpty();
-        awaitState(jobs, jobs.enqueue(JobRequest.of("ok", new Item("1")).queue("work")).id(), JobState.SUCCEEDED);
-        awaitState(jobs, jobs.enqueue(JobRequest.of("ok", new Item("2")).queue("work")).id(), JobState.SUCCEEDED);
-        awaitState(jobs, jobs.enqueue(JobRequest.of("bad", new Item("3")).queue("work")).id(), JobState.FAILED);
-        long cancelled = jobs.enqueue(JobRequest.of("ok", new Item("4")).queue("work").delay(Duration.ofHours(1))).id();
+        awaitState(
+                jobs,
+                jobs.enqueue(JobRequest.of("ok", new Item("1")).queue("work")).id(),
+                JobState.SUCCEEDED);
+        awaitState(
+                jobs,
+                jobs.enqueue(JobRequest.of("ok", new Item("2")).queue("work")).id(),
+                JobState.SUCCEEDED);
+        awaitState(
+                jobs,
+                jobs.enqueue(JobRequest.of("bad", new Item("3")).queue("work")).id(),
+                JobState.FAILED);
+        long cancelled = jobs.enqueue(
+                        JobRequest.of("ok", new Item("4")).queue("work").delay(Duration.ofHours(1)))
+                .id();
         jobs.cancel(cancelled);
         jobs.enqueue(JobRequest.of("ok", new Item("5")).queue("work").delay(Duration.ofHours(1)));
         jobs.enqueue(JobRequest.of("ok", new Item("6")).queue("unworked"));
@@ -83,7 +106,9 @@ class JobsApiTest extends JobBehaviourTestBase {
         QueueStats work = stats.get("work");
         assertThat(work.available()).isEqualTo(1);
         assertThat(work.running()).isEqualTo(1);
-        FinishedStats workDone = jobs.finishedStats().stream().filter(f -> f.queue().equals("work")).findFirst()
+        FinishedStats workDone = jobs.finishedStats().stream()
+                .filter(f -> f.queue().equals("work"))
+                .findFirst()
                 .orElseThrow();
         assertThat(workDone.succeeded()).isEqualTo(2);
         assertThat(workDone.failed()).isEqualTo(1);
@@ -136,17 +161,23 @@ class JobsApiTest extends JobBehaviourTestBase {
         long failed = jobs.enqueue(JobRequest.of("bad", new Item("f"))).id();
         awaitState(jobs, succeeded, JobState.SUCCEEDED);
         awaitState(jobs, failed, JobState.FAILED);
-        long cancelled = jobs.enqueue(JobRequest.of("ok", new Item("c")).delay(Duration.ofHours(1))).id();
+        long cancelled = jobs.enqueue(JobRequest.of("ok", new Item("c")).delay(Duration.ofHours(1)))
+                .id();
         jobs.cancel(cancelled);
-        long available = jobs.enqueue(JobRequest.of("ok", new Item("a")).delay(Duration.ofHours(1))).id();
+        long available = jobs.enqueue(JobRequest.of("ok", new Item("a")).delay(Duration.ofHours(1)))
+                .id();
         long runningJob = jobs.enqueue(JobRequest.of("hold", new Item("r"))).id();
         assertThat(running.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
 
         // Default retention (7 days): nothing is old enough.
-        assertThat(maintenance(fastWorker("default", 1).build()).pruneOnce().jobs()).isZero();
+        assertThat(maintenance(fastWorker("default", 1).build()).pruneOnce().jobs())
+                .isZero();
         assertThat(jobCount()).isEqualTo(5);
 
-        int pruned = maintenance(fastWorker("default", 1).retention(Duration.ZERO).build()).pruneOnce().jobs();
+        int pruned = maintenance(
+                        fastWorker("default", 1).retention(Duration.ZERO).build())
+                .pruneOnce()
+                .jobs();
         assertThat(pruned).isEqualTo(3);
         assertThat(jobs.get(succeeded)).isEmpty();
         assertThat(jobs.get(failed)).isEmpty();
@@ -171,7 +202,8 @@ class JobsApiTest extends JobBehaviourTestBase {
             jobs.enqueue(JobRequest.of("p", new Item(priorities[i] + "/" + i)).priority(priorities[i]));
         }
         List<String> order = new CopyOnWriteArrayList<>();
-        start(nodeBuilder("api-node").worker(fastWorker("default", 1).build())
+        start(nodeBuilder("api-node")
+                .worker(fastWorker("default", 1).build())
                 .handle("p", Item.class, (item, ctx) -> order.add(item.name())));
         Awaitility.await().atMost(WAIT).until(() -> order.size() == priorities.length);
         assertThat(order).containsExactly("0/3", "10/1", "10/6", "50/2", "50/5", "90/0", "100/4");
@@ -183,8 +215,9 @@ class JobsApiTest extends JobBehaviourTestBase {
 
     /** A node working {@code queue} with kinds "ok" (succeeds), "bad" (fails for good) and "hold" (waits for {@code release}). */
     private Baton startOkBadHoldNode(String queue, CountDownLatch running, CountDownLatch release) {
-        return start(nodeBuilder("api-node").worker(fastWorker(queue, 4).build())
-                .handle("ok", Item.class, (item, ctx) -> { })
+        return start(nodeBuilder("api-node")
+                .worker(fastWorker(queue, 4).build())
+                .handle("ok", Item.class, (item, ctx) -> {})
                 .handle("bad", Item.class, (item, ctx) -> {
                     throw new JobHandler.PermanentFailure("no");
                 })

@@ -37,10 +37,13 @@ class JobsMultiNodeTest extends JobTestSupport {
             var ownPool = ownPool(id, 8);
             nodes.add(startNode(nodeBuilder(id, ownPool, Hooks.NONE)
                     .worker(fastWorker("default", 4).build())
-                    .handle("effect", Payload.class, (p, ctx) -> ctx.transaction(tx -> {
-                        insertEffect(tx, ctx.jobId(), ctx.attempt(), id, p.n());
-                        return null;
-                    }))));
+                    .handle(
+                            "effect",
+                            Payload.class,
+                            (p, ctx) -> ctx.transaction(tx -> {
+                                insertEffect(tx, ctx.jobId(), ctx.attempt(), id, p.n());
+                                return null;
+                            }))));
         }
         List<JobRequest> batch = new ArrayList<>(JOBS);
         for (int i = 0; i < JOBS; i++) {
@@ -50,33 +53,46 @@ class JobsMultiNodeTest extends JobTestSupport {
         List<EnqueueResult> enqueued = nodes.get(0).jobs().enqueueAll(batch);
         assertThat(enqueued).hasSize(JOBS).allMatch(EnqueueResult::created);
 
-        Awaitility.await().atMost(WAIT.multipliedBy(2)).pollInterval(Duration.ofMillis(50)).until(() ->
-                count("SELECT count(*) FROM " + schema + ".job WHERE state IN ('succeeded', 'failed', 'cancelled')")
+        Awaitility.await()
+                .atMost(WAIT.multipliedBy(2))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> count("SELECT count(*) FROM " + schema
+                                + ".job WHERE state IN ('succeeded', 'failed', 'cancelled')")
                         == JOBS);
         double seconds = (System.nanoTime() - start) / 1e9;
 
         assertThat(count("SELECT count(*) FROM " + schema + ".job")).as("jobs").isEqualTo(JOBS);
-        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'")).as("succeeded")
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'"))
+                .as("succeeded")
                 .isEqualTo(JOBS);
         assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE attempt <> 1 OR stall_count <> 0 "
-                + "OR errors <> '[]'::jsonb")).as("jobs that ran more than once or recorded an error").isZero();
-        assertThat(count("SELECT count(*) FROM " + schema + ".effect")).as("effect rows").isEqualTo(JOBS);
-        assertThat(count("SELECT count(DISTINCT job_id) FROM " + schema + ".effect")).as("jobs with an effect")
+                        + "OR errors <> '[]'::jsonb"))
+                .as("jobs that ran more than once or recorded an error")
+                .isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".effect"))
+                .as("effect rows")
+                .isEqualTo(JOBS);
+        assertThat(count("SELECT count(DISTINCT job_id) FROM " + schema + ".effect"))
+                .as("jobs with an effect")
                 .isEqualTo(JOBS);
         assertThat(count("SELECT count(*) FROM " + schema + ".job j WHERE NOT EXISTS (SELECT 1 FROM " + schema
-                + ".effect e WHERE e.job_id = j.id AND e.attempt = j.attempt AND e.node = j.claimed_by)"))
-                .as("jobs whose effect row is not from the attempt that completed them").isZero();
+                        + ".effect e WHERE e.job_id = j.id AND e.attempt = j.attempt AND e.node = j.claimed_by)"))
+                .as("jobs whose effect row is not from the attempt that completed them")
+                .isZero();
 
         Map<String, Long> perNode = new LinkedHashMap<>();
-        try (Connection c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery(
-                "SELECT node, count(*) FROM " + schema + ".effect GROUP BY node ORDER BY node")) {
+        try (Connection c = pool.getConnection();
+                ResultSet rs = c.createStatement()
+                        .executeQuery("SELECT node, count(*) FROM " + schema + ".effect GROUP BY node ORDER BY node")) {
             while (rs.next()) {
                 perNode.put(rs.getString(1), rs.getLong(2));
             }
         }
-        System.out.printf("J01: %d jobs on %d nodes in %.2f s (%.0f jobs/s); per node: %s%n", JOBS, NODES, seconds,
-                JOBS / seconds, perNode);
-        assertThat(perNode.values().stream().filter(n -> n > 0).count()).as("nodes that ran jobs: " + perNode)
+        System.out.printf(
+                "J01: %d jobs on %d nodes in %.2f s (%.0f jobs/s); per node: %s%n",
+                JOBS, NODES, seconds, JOBS / seconds, perNode);
+        assertThat(perNode.values().stream().filter(n -> n > 0).count())
+                .as("nodes that ran jobs: " + perNode)
                 .isGreaterThanOrEqualTo(2);
     }
 }

@@ -40,15 +40,18 @@ class LeaderKillTest extends LeadershipDbTest {
             child.destroyForcibly();
         });
         BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    lines.add(line);
-                }
-            } catch (IOException e) {
-                // the child died
-            }
-        }, "l08-child-stdout");
+        Thread reader = new Thread(
+                () -> {
+                    try (BufferedReader r =
+                            new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String line; (line = r.readLine()) != null; ) {
+                            lines.add(line);
+                        }
+                    } catch (IOException e) {
+                        // the child died
+                    }
+                },
+                "l08-child-stdout");
         reader.setDaemon(true);
         reader.start();
         long g = awaitElectedLine(lines, child);
@@ -62,7 +65,8 @@ class LeaderKillTest extends LeadershipDbTest {
         Recorder rb = new Recorder();
         b.leadership(NAME, LeaderProcess.CONFIG, idleTask(), rb).start();
 
-        AtomicReference<Instant> lastChildExpiry = new AtomicReference<>(lease(NAME).expiresAt());
+        AtomicReference<Instant> lastChildExpiry =
+                new AtomicReference<>(lease(NAME).expiresAt());
         long killAt = System.nanoTime();
         child.destroyForcibly();
         assertThat(child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -81,27 +85,42 @@ class LeaderKillTest extends LeadershipDbTest {
         assertThat(elected.grant().generation()).isGreaterThan(g);
         LeaseHistoryEntry bEntry = historyOf(NAME, elected.grant().generation());
         assertThat(bEntry.owner()).isEqualTo("l08-b");
-        assertThat(bEntry.acquiredAt()).as("B acquired only after the child's lease expired on the database clock")
+        assertThat(bEntry.acquiredAt())
+                .as("B acquired only after the child's lease expired on the database clock")
                 .isAfterOrEqualTo(lastChildExpiry.get());
         LeaseHistoryEntry aEntry = historyOf(NAME, g);
         assertThat(aEntry.owner()).isEqualTo("l08-child");
         assertThat(aEntry.endReason()).contains("expired");
-        System.out.printf("L08: SIGKILL -> B elected in %.0f ms (L = %d ms, R = %d ms); B acquired %d ms after the "
-                + "child's last expiry%n", ms(takeoverNanos), LeaderProcess.CONFIG.leaseTtl().toMillis(),
+        System.out.printf(
+                "L08: SIGKILL -> B elected in %.0f ms (L = %d ms, R = %d ms); B acquired %d ms after the "
+                        + "child's last expiry%n",
+                ms(takeoverNanos),
+                LeaderProcess.CONFIG.leaseTtl().toMillis(),
                 LeaderProcess.CONFIG.renewInterval().toMillis(),
                 Duration.between(lastChildExpiry.get(), bEntry.acquiredAt()).toMillis());
     }
 
     private Process startChild() throws IOException {
-        String java = ProcessHandle.current().info().command()
+        String java = ProcessHandle.current()
+                .info()
+                .command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         String cp = System.getProperty("java.class.path");
         Path log = Files.createTempFile("baton-leader-process-", ".log");
         log.toFile().deleteOnExit();
         childLog = log;
-        return new ProcessBuilder(List.of(java, "-cp", cp, LeaderProcess.class.getName(), PG.jdbcUrl(), schema,
-                "l08-child", NAME, PG.pooled() ? "POLL" : "AUTO"))
-                .redirectError(log.toFile()).start();
+        return new ProcessBuilder(List.of(
+                        java,
+                        "-cp",
+                        cp,
+                        LeaderProcess.class.getName(),
+                        PG.jdbcUrl(),
+                        schema,
+                        "l08-child",
+                        NAME,
+                        PG.pooled() ? "POLL" : "AUTO"))
+                .redirectError(log.toFile())
+                .start();
     }
 
     private Path childLog;
@@ -110,8 +129,8 @@ class LeaderKillTest extends LeadershipDbTest {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
             if (!child.isAlive() && lines.isEmpty()) {
-                throw new AssertionError("the child process exited with " + child.exitValue() + ":\n"
-                        + Files.readString(childLog));
+                throw new AssertionError(
+                        "the child process exited with " + child.exitValue() + ":\n" + Files.readString(childLog));
             }
             String line = lines.poll(100, TimeUnit.MILLISECONDS);
             if (line != null && line.startsWith("ELECTED ")) {

@@ -29,7 +29,10 @@ abstract class LeadershipDbTest extends DbTest {
 
     /** A Baton builder on this test's schema; POLL when pooled (the LISTEN probe would only cost 2 s). */
     protected Baton.Builder nodeBuilder(String id, DataSource main) {
-        return Baton.builder(main).schema(schema).nodeId(id).nodeHeartbeat(Duration.ofMillis(200))
+        return Baton.builder(main)
+                .schema(schema)
+                .nodeId(id)
+                .nodeHeartbeat(Duration.ofMillis(200))
                 .testHooks(points::reach)
                 .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO);
     }
@@ -67,7 +70,8 @@ abstract class LeadershipDbTest extends DbTest {
             // A validation ping swallowed by a black hole would otherwise hold a borrow for 5 s.
             c.setValidationTimeout(250);
         }
-        c.setInitializationFailTimeout(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis());
+        c.setInitializationFailTimeout(
+                TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis());
         return closeLater(new HikariDataSource(c));
     }
 
@@ -81,14 +85,17 @@ abstract class LeadershipDbTest extends DbTest {
     }
 
     protected Instant dbNow() throws SQLException {
-        try (Connection c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
+        try (Connection c = pool.getConnection();
+                ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
             rs.next();
             return rs.getTimestamp(1).toInstant();
         }
     }
 
     protected LeaseHistoryEntry historyOf(String name, long generation) {
-        return leases.history(name, 1000).stream().filter(h -> h.generation() == generation).findFirst()
+        return leases.history(name, 1000).stream()
+                .filter(h -> h.generation() == generation)
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no history of '" + name + "' generation " + generation));
     }
 
@@ -96,8 +103,9 @@ abstract class LeadershipDbTest extends DbTest {
     protected List<Object[]> ledgerRows() throws SQLException {
         List<Object[]> out = new ArrayList<>();
         try (Connection c = pool.getConnection();
-             ResultSet rs = c.createStatement().executeQuery(
-                     "SELECT seq, lease_name, generation, owner_id FROM " + schema + ".ledger ORDER BY seq")) {
+                ResultSet rs = c.createStatement()
+                        .executeQuery("SELECT seq, lease_name, generation, owner_id FROM " + schema
+                                + ".ledger ORDER BY seq")) {
             while (rs.next()) {
                 out.add(new Object[] {rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(4)});
             }
@@ -107,7 +115,8 @@ abstract class LeadershipDbTest extends DbTest {
 
     protected long ledgerCount(long generation) throws SQLException {
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + schema + ".ledger WHERE generation = ?")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT count(*) FROM " + schema + ".ledger WHERE generation = ?")) {
             ps.setLong(1, generation);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
@@ -118,7 +127,8 @@ abstract class LeadershipDbTest extends DbTest {
 
     /** Live threads whose names start with one of the prefixes. */
     static List<Thread> liveThreads(String... prefixes) {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive)
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(Thread::isAlive)
                 .filter(t -> {
                     for (String p : prefixes) {
                         if (t.getName().startsWith(p)) {
@@ -126,7 +136,8 @@ abstract class LeadershipDbTest extends DbTest {
                         }
                     }
                     return false;
-                }).collect(Collectors.toList());
+                })
+                .collect(Collectors.toList());
     }
 
     /** The threads a runner for {@code lease} starts: control, term (task) and coordination-call threads. */
@@ -181,7 +192,9 @@ abstract class LeadershipDbTest extends DbTest {
 
         /** The {@code n}-th election (1-based), waiting for it. */
         Event awaitElected(int n) {
-            await().atMost(WAIT).pollInterval(Duration.ofMillis(2)).until(() -> elections().size() >= n);
+            await().atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(2))
+                    .until(() -> elections().size() >= n);
             return elections().get(n - 1);
         }
 
@@ -190,7 +203,9 @@ abstract class LeadershipDbTest extends DbTest {
         }
 
         Event awaitRevoked(int n) {
-            await().atMost(WAIT).pollInterval(Duration.ofMillis(2)).until(() -> revocations().size() >= n);
+            await().atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(2))
+                    .until(() -> revocations().size() >= n);
             return revocations().get(n - 1);
         }
 

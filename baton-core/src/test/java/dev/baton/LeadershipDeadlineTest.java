@@ -26,8 +26,11 @@ class LeadershipDeadlineTest extends LeadershipDbTest {
     void L14_slowButAnsweredRenewalRestartsTheDeadlineFromItsSendTime() throws Exception {
         JobSelfStopTest.ManualTicker clock = new JobSelfStopTest.ManualTicker();
         Baton node = nodeWithTicker(nodeBuilder("deadline-node", appPool), clock);
-        LeadershipConfig config = LeadershipConfig.builder().leaseTtl(L).renewInterval(R)
-                .pollInterval(Duration.ofMillis(100)).build();
+        LeadershipConfig config = LeadershipConfig.builder()
+                .leaseTtl(L)
+                .renewInterval(R)
+                .pollInterval(Duration.ofMillis(100))
+                .build();
         Recorder recorder = new Recorder();
         Leadership runner = node.leadership("deadline", config, idleTask(), recorder);
         PausePoints.Pause answered = points.arm(Hooks.Points.RENEW_ANSWERED);
@@ -56,6 +59,7 @@ class LeadershipDeadlineTest extends LeadershipDbTest {
         nextSend.release();
         Recorder.Event revoked = recorder.awaitRevoked();
         assertThat(revoked.reason()).isEqualTo(RevocationReason.DEADLINE);
-        assertThat(revoked.grant().generation()).isEqualTo(recorder.awaitElected().grant().generation());
+        assertThat(revoked.grant().generation())
+                .isEqualTo(recorder.awaitElected().grant().generation());
     }
 }

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.testkit.CheckResult;
 import dev.baton.testkit.FaultProxy;
 import dev.baton.testkit.HistoryRecorder;
-import dev.baton.testkit.CheckResult;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -55,7 +55,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
         // Socket and login timeouts, as a client with TCP keepalives would have: a statement or a connection
         // attempt swallowed by the black hole fails in seconds instead of holding its thread (and, for
         // Hikari's single connection-adder thread, the whole pool) until the kernel gives up.
-        String via = withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "socketTimeout=3&connectTimeout=2&loginTimeout=2");
+        String via =
+                withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "socketTimeout=3&connectTimeout=2&loginTimeout=2");
         // A short connection timeout: a connection attempt swallowed by the black hole holds up Hikari's
         // connection creation until it times out, which delays A's recovery (and teardown) after the heal.
         HikariDataSource aMain = pool("l06-a-main", via, 4, Duration.ofSeconds(1));
@@ -84,12 +85,14 @@ class LeadershipFaultTest extends LeadershipDbTest {
         assertThat(revoked.grant().generation()).isEqualTo(ga.generation());
         assertThat(elected.grant().generation()).isGreaterThan(ga.generation());
         assertThat(revoked.nanos()).as("A stepped down before B was elected").isLessThan(elected.nanos());
-        System.out.printf("L06: black hole -> A self-stop %.0f ms, -> B elected %.0f ms (gap %.0f ms)%n",
+        System.out.printf(
+                "L06: black hole -> A self-stop %.0f ms, -> B elected %.0f ms (gap %.0f ms)%n",
                 ms(revoked.nanos() - holeAt), ms(elected.nanos() - holeAt), ms(elected.nanos() - revoked.nanos()));
 
         // After the partition heals, A's old grant cannot write, and wrote nothing more.
         assertThatThrownBy(() -> leases.fenced(ga, tx -> insertLedger(tx, ga))).isInstanceOf(LeaseLostException.class);
-        assertThatThrownBy(() -> a.leases().fenced(ga, tx -> insertLedger(tx, ga))).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(() -> a.leases().fenced(ga, tx -> insertLedger(tx, ga)))
+                .isInstanceOf(LeaseLostException.class);
         assertThat(ledgerCount(ga.generation())).isEqualTo(1);
         LeaseInfo row = lease(NAME);
         assertThat(row.owner()).contains("l06-b");
@@ -111,10 +114,15 @@ class LeadershipFaultTest extends LeadershipDbTest {
         FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
         // Login and connect timeouts as a real client has them: a connection attempt swallowed by the black hole
         // must not hold Hikari's single connection-adder thread (and so the pool) for ever.
-        HikariDataSource aCoord = pool("l06-leak-coord", withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()),
-                "connectTimeout=2&loginTimeout=2"), 3, Duration.ofSeconds(1));
-        Baton a = start(nodeBuilder("l06-leak-a", nodePool("l06-leak-a")).coordinationDataSource(aCoord)
-                .notifications(NotificationMode.POLL).nodeHeartbeat(Duration.ofMinutes(1)));
+        HikariDataSource aCoord = pool(
+                "l06-leak-coord",
+                withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "connectTimeout=2&loginTimeout=2"),
+                3,
+                Duration.ofSeconds(1));
+        Baton a = start(nodeBuilder("l06-leak-a", nodePool("l06-leak-a"))
+                .coordinationDataSource(aCoord)
+                .notifications(NotificationMode.POLL)
+                .nodeHeartbeat(Duration.ofMinutes(1)));
         Recorder ra = new Recorder();
         Leadership runner = a.leadership(NAME, fastLeadership(), idleTask(), ra).start();
         ra.awaitElected();
@@ -126,9 +134,10 @@ class LeadershipFaultTest extends LeadershipDbTest {
         }
         ra.awaitElected(2); // healthy again: the lease expired and nobody else wanted it
         runner.stop();
-        await().atMost(WAIT).untilAsserted(() ->
-                assertThat(aCoord.getHikariPoolMXBean().getActiveConnections())
-                        .as("coordination connections still borrowed after stop()").isZero());
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(aCoord.getHikariPoolMXBean().getActiveConnections())
+                        .as("coordination connections still borrowed after stop()")
+                        .isZero());
     }
 
     /**
@@ -154,19 +163,24 @@ class LeadershipFaultTest extends LeadershipDbTest {
         AtomicInteger starved = new AtomicInteger();
         AtomicInteger written = new AtomicInteger();
         Recorder ra = new Recorder();
-        a.leadership(NAME, fastLeadership(), ctx -> {
-            while (!ctx.isCancelled()) {
-                try {
-                    ctx.fenced(tx -> insertLedger(tx, ctx.grant()));
-                    written.incrementAndGet();
-                } catch (LeaseLostException e) {
-                    throw e;
-                } catch (BatonException e) {
-                    starved.incrementAndGet(); // no connection for the application's write
-                }
-                ctx.awaitCancellation(Duration.ofMillis(20));
-            }
-        }, ra).start();
+        a.leadership(
+                        NAME,
+                        fastLeadership(),
+                        ctx -> {
+                            while (!ctx.isCancelled()) {
+                                try {
+                                    ctx.fenced(tx -> insertLedger(tx, ctx.grant()));
+                                    written.incrementAndGet();
+                                } catch (LeaseLostException e) {
+                                    throw e;
+                                } catch (BatonException e) {
+                                    starved.incrementAndGet(); // no connection for the application's write
+                                }
+                                ctx.awaitCancellation(Duration.ofMillis(20));
+                            }
+                        },
+                        ra)
+                .start();
         LeaseGrant g = ra.awaitElected().grant();
 
         Set<Instant> renewals = new TreeSet<>();
@@ -179,9 +193,12 @@ class LeadershipFaultTest extends LeadershipDbTest {
             }
             return renewals.size() >= 3 && starved.get() >= 1;
         });
-        assertThat(ra.revocations()).as("no revocation while the application pool is exhausted").isEmpty();
+        assertThat(ra.revocations())
+                .as("no revocation while the application pool is exhausted")
+                .isEmpty();
         assertThat(written.get()).isZero();
-        System.out.printf("L14a: %d renewals observed while %d application writes found no connection%n",
+        System.out.printf(
+                "L14a: %d renewals observed while %d application writes found no connection%n",
                 renewals.size(), starved.get());
 
         held1.close();
@@ -208,19 +225,25 @@ class LeadershipFaultTest extends LeadershipDbTest {
         assertThat(run.revoked().reason()).isEqualTo(RevocationReason.DEADLINE);
         assertThat(run.rowWhileLocked().owner()).contains("l14-a");
         assertThat(run.rowWhileLocked().generation()).isEqualTo(ga.generation());
-        assertThat(run.bElectedWhileLocked()).as("B cannot be elected while the row is locked").isFalse();
-        assertThat(run.dbTimeAtRevocation()).as("A stepped down before its lease expired on the database clock")
+        assertThat(run.bElectedWhileLocked())
+                .as("B cannot be elected while the row is locked")
+                .isFalse();
+        assertThat(run.dbTimeAtRevocation())
+                .as("A stepped down before its lease expired on the database clock")
                 .isBefore(run.rowWhileLocked().expiresAt());
-        System.out.printf("L14b: row locked -> A revoked (DEADLINE) after %.0f ms; lease still valid for %d ms%n",
+        System.out.printf(
+                "L14b: row locked -> A revoked (DEADLINE) after %.0f ms; lease still valid for %d ms%n",
                 ms(run.revoked().nanos() - run.lockedAt()),
-                Duration.between(run.dbTimeAtRevocation(), run.rowWhileLocked().expiresAt()).toMillis());
+                Duration.between(run.dbTimeAtRevocation(), run.rowWhileLocked().expiresAt())
+                        .toMillis());
 
         LeaseGrant gb = run.rb().awaitElected().grant();
         assertThat(gb.generation()).isGreaterThan(ga.generation());
         assertThatThrownBy(() -> leases.fenced(ga, tx -> insertLedger(tx, ga))).isInstanceOf(LeaseLostException.class);
         assertThat(ledgerCount(ga.generation())).isZero();
-        System.out.printf("L14b: B elected with generation %d (A had %d); history %s%n", gb.generation(),
-                ga.generation(), leases.history(NAME, 10));
+        System.out.printf(
+                "L14b: B elected with generation %d (A had %d); history %s%n",
+                gb.generation(), ga.generation(), leases.history(NAME, 10));
     }
 
     /**
@@ -244,7 +267,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
         run.rb().elections().forEach(e -> reported.add(e.grant().generation()));
         List<LeaseHistoryEntry> history = leases.history(NAME, 100);
         System.out.println("L14b-abandoned: reported " + reported + ", history " + history);
-        assertThat(history).as("every generation granted was reported to a runner; history " + history)
+        assertThat(history)
+                .as("every generation granted was reported to a runner; history " + history)
                 .allSatisfy(h -> assertThat(reported).contains(h.generation()));
     }
 
@@ -258,12 +282,14 @@ class LeadershipFaultTest extends LeadershipDbTest {
     @Test
     void historyClosesEveryGenerationWhenRetriesOfOneAcquisitionRace() throws Exception {
         String acquisition = Leases.newAcquisition();
-        leases.attempt(NAME, "racer", Duration.ofSeconds(30), null, acquisition).grant().orElseThrow();
+        leases.attempt(NAME, "racer", Duration.ofSeconds(30), null, acquisition)
+                .grant()
+                .orElseThrow();
         java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
         try (Connection locker = PG.connect()) {
             locker.setAutoCommit(false);
-            try (PreparedStatement ps = locker.prepareStatement(
-                    "SELECT generation FROM " + schema + ".lease WHERE name = ? FOR UPDATE")) {
+            try (PreparedStatement ps =
+                    locker.prepareStatement("SELECT generation FROM " + schema + ".lease WHERE name = ? FOR UPDATE")) {
                 ps.setString(1, NAME);
                 ps.executeQuery().close();
             }
@@ -272,9 +298,12 @@ class LeadershipFaultTest extends LeadershipDbTest {
                 results.add(two.submit(() -> leases.attempt(NAME, "racer", Duration.ofSeconds(30), null, acquisition)
                         .grant()));
             }
-            await().atMost(WAIT).pollInterval(Duration.ofMillis(5)).until(() -> count(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('\""
-                            + schema + "\".lease l' in query) > 0") >= 2);
+            await().atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(5))
+                    .until(() -> count(
+                                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position('\""
+                                            + schema + "\".lease l' in query) > 0")
+                            >= 2);
             locker.rollback();
             for (java.util.concurrent.Future<java.util.Optional<LeaseGrant>> f : results) {
                 assertThat(f.get()).isPresent();
@@ -285,11 +314,19 @@ class LeadershipFaultTest extends LeadershipDbTest {
         List<LeaseHistoryEntry> history = leases.history(NAME, 100);
         assertThat(history).hasSize(3);
         assertThat(history.stream().filter(h -> h.endedAt().isEmpty()))
-                .as("open generations in " + history).hasSize(1);
+                .as("open generations in " + history)
+                .hasSize(1);
     }
 
-    private record BlockedRenewal(LeaseGrant ga, Recorder ra, Recorder rb, Recorder.Event revoked, LeaseInfo rowWhileLocked,
-                                  boolean bElectedWhileLocked, Instant dbTimeAtRevocation, long lockedAt) {}
+    private record BlockedRenewal(
+            LeaseGrant ga,
+            Recorder ra,
+            Recorder rb,
+            Recorder.Event revoked,
+            LeaseInfo rowWhileLocked,
+            boolean bElectedWhileLocked,
+            Instant dbTimeAtRevocation,
+            long lockedAt) {}
 
     /**
      * A leads, B campaigns; the test locks the lease row (SELECT ... FOR UPDATE in an open transaction) until
@@ -303,14 +340,16 @@ class LeadershipFaultTest extends LeadershipDbTest {
         Recorder rb = new Recorder();
         List<Instant> dbTimeAtRevocation = new CopyOnWriteArrayList<>();
         ra.alsoOnRevoke(() -> {
-            try (Connection c = PG.connect(); ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
+            try (Connection c = PG.connect();
+                    ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
                 rs.next();
                 dbTimeAtRevocation.add(rs.getTimestamp(1).toInstant());
             } catch (SQLException e) {
                 throw new IllegalStateException(e);
             }
         });
-        Leadership runnerA = a.leadership(NAME, fastLeadership(), idleTask(), ra).start();
+        Leadership runnerA =
+                a.leadership(NAME, fastLeadership(), idleTask(), ra).start();
         LeaseGrant ga = ra.awaitElected().grant();
         b.leadership(NAME, fastLeadership(), idleTask(), rb).start();
 
@@ -320,8 +359,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
         long lockedAt;
         try (Connection locker = PG.connect()) {
             locker.setAutoCommit(false);
-            try (PreparedStatement ps = locker.prepareStatement(
-                    "SELECT generation FROM " + schema + ".lease WHERE name = ? FOR UPDATE")) {
+            try (PreparedStatement ps =
+                    locker.prepareStatement("SELECT generation FROM " + schema + ".lease WHERE name = ? FOR UPDATE")) {
                 ps.setString(1, NAME);
                 ps.executeQuery().close();
             }
@@ -354,10 +393,12 @@ class LeadershipFaultTest extends LeadershipDbTest {
      */
     @Test
     void L16_coreNeverReadsTheWallClock() throws Exception {
-        Path location = Path.of(Leases.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path location = Path.of(
+                Leases.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         Map<String, byte[]> classes = classFiles(location);
-        assertThat(classes).as("core classes found under " + location).containsKeys("dev/baton/Leases",
-                "dev/baton/Leadership", "dev/baton/NodeRegistrar");
+        assertThat(classes)
+                .as("core classes found under " + location)
+                .containsKeys("dev/baton/Leases", "dev/baton/Leadership", "dev/baton/NodeRegistrar");
         List<String> violations = new ArrayList<>();
         classes.forEach((name, bytes) -> wallClockUses(bytes).forEach(v -> violations.add(name + ": " + v)));
         System.out.printf("L16a: scanned %d classes under %s%n", classes.size(), location);
@@ -367,15 +408,16 @@ class LeadershipFaultTest extends LeadershipDbTest {
     /** The scanner finds what it must and nothing else. */
     @Test
     void L16_wallClockScannerSelfCheck() throws Exception {
-        assertThat(wallClockUses(bytesOf(WallClockFixture.class))).contains(
-                "java/lang/System.currentTimeMillis()J",
-                "java/time/Instant.now()Ljava/time/Instant;",
-                "java/time/Clock.systemUTC()Ljava/time/Clock;",
-                "java/time/Clock.millis()J",
-                "class java/time/Clock",
-                "java/util/Date.<init>()V",
-                "java/time/LocalDateTime.now()Ljava/time/LocalDateTime;",
-                "descriptor ()Ljava/time/Clock;");
+        assertThat(wallClockUses(bytesOf(WallClockFixture.class)))
+                .contains(
+                        "java/lang/System.currentTimeMillis()J",
+                        "java/time/Instant.now()Ljava/time/Instant;",
+                        "java/time/Clock.systemUTC()Ljava/time/Clock;",
+                        "java/time/Clock.millis()J",
+                        "class java/time/Clock",
+                        "java/util/Date.<init>()V",
+                        "java/time/LocalDateTime.now()Ljava/time/LocalDateTime;",
+                        "descriptor ()Ljava/time/Clock;");
         assertThat(wallClockUses(bytesOf(NoWallClockFixture.class))).isEmpty();
     }
 
@@ -399,9 +441,12 @@ class LeadershipFaultTest extends LeadershipDbTest {
         LongSupplier fast = () -> base + 2 * (System.nanoTime() - base);
         Baton a = node("l16-a", pool, fast);
         Baton b = node("l16-b", pool, System::nanoTime);
-        LeadershipConfig config = LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))
-                .renewInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(100))
-                .stopTimeout(Duration.ofMillis(300)).build();
+        LeadershipConfig config = LeadershipConfig.builder()
+                .leaseTtl(Duration.ofSeconds(1))
+                .renewInterval(Duration.ofMillis(200))
+                .pollInterval(Duration.ofMillis(100))
+                .stopTimeout(Duration.ofMillis(300))
+                .build();
         HistoryRecorder history = new HistoryRecorder();
         Map<String, Baton> nodes = Map.of("l16-a", a, "l16-b", b);
         Map<String, Leadership> runners = new HashMap<>();
@@ -442,20 +487,25 @@ class LeadershipFaultTest extends LeadershipDbTest {
             }
         };
         for (String id : nodes.keySet()) {
-            runners.put(id, nodes.get(id).leadership(NAME, config, task, listener).start());
+            runners.put(
+                    id, nodes.get(id).leadership(NAME, config, task, listener).start());
         }
         long started = System.nanoTime();
         await().atMost(WAIT).until(() -> !history.grants().isEmpty());
         for (int stop = 0; stop < 4; stop++) {
             dev.baton.testkit.Grant current = history.grants().stream()
-                    .max((x, y) -> Long.compare(x.generation(), y.generation())).orElseThrow();
+                    .max((x, y) -> Long.compare(x.generation(), y.generation()))
+                    .orElseThrow();
             await().atMost(WAIT).until(() -> ledgerCount(current.generation()) >= 5);
             String leader = current.owner();
             runners.get(leader).stop();
             // The other node takes over; only then does the stopped node campaign again (so leadership
             // alternates between the fast and the real clock also when only polling wakes candidates).
-            await().atMost(WAIT).until(() -> history.grants().stream().anyMatch(gr -> gr.generation() > current.generation()));
-            runners.put(leader, nodes.get(leader).leadership(NAME, config, task, listener).start());
+            await().atMost(WAIT)
+                    .until(() -> history.grants().stream().anyMatch(gr -> gr.generation() > current.generation()));
+            runners.put(
+                    leader,
+                    nodes.get(leader).leadership(NAME, config, task, listener).start());
         }
         runners.values().forEach(Leadership::stop);
 
@@ -463,8 +513,12 @@ class LeadershipFaultTest extends LeadershipDbTest {
             history.write((Long) row[0], (String) row[1], (Long) row[2], (String) row[3]);
         }
         CheckResult result = history.check();
-        System.out.printf("L16b: %d grants, %d committed writes, %d stale tails rejected, revocations %s in %.0f ms%n",
-                history.grants().size(), history.writes().size(), rejectedTails.get(), reasons,
+        System.out.printf(
+                "L16b: %d grants, %d committed writes, %d stale tails rejected, revocations %s in %.0f ms%n",
+                history.grants().size(),
+                history.writes().size(),
+                rejectedTails.get(),
+                reasons,
                 ms(System.nanoTime() - started));
         assertThat(result.violations()).isEmpty();
         assertThat(history.grants()).hasSizeGreaterThanOrEqualTo(5);
@@ -503,9 +557,17 @@ class LeadershipFaultTest extends LeadershipDbTest {
         }
     }
 
-    private static final Set<String> TIME_CLASSES_WITH_NOW = Set.of("java/time/Instant", "java/time/LocalDateTime",
-            "java/time/LocalDate", "java/time/LocalTime", "java/time/OffsetDateTime", "java/time/OffsetTime",
-            "java/time/ZonedDateTime", "java/time/Year", "java/time/YearMonth", "java/time/MonthDay");
+    private static final Set<String> TIME_CLASSES_WITH_NOW = Set.of(
+            "java/time/Instant",
+            "java/time/LocalDateTime",
+            "java/time/LocalDate",
+            "java/time/LocalTime",
+            "java/time/OffsetDateTime",
+            "java/time/OffsetTime",
+            "java/time/ZonedDateTime",
+            "java/time/Year",
+            "java/time/YearMonth",
+            "java/time/MonthDay");
     private static final Set<String> CLOCK_CLASSES = Set.of("java/time/Clock", "java/time/InstantSource");
 
     /** Wall-clock uses in one class file, as "owner.name(descriptor)" or "class X" or "descriptor ...". */

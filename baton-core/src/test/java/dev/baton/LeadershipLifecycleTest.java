@@ -23,10 +23,16 @@ import org.junit.jupiter.api.Test;
 class LeadershipLifecycleTest extends LeadershipDbTest {
 
     private void assertReleasedAndNoThreads(String name) {
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(10)).untilAsserted(() ->
-                assertThat(leadershipThreads(name)).as("threads of the runner for " + name).isEmpty());
-        leases.inspect(name).ifPresent(l -> assertThat(l.owner()).as("lease " + name + " released").isEmpty());
-        leases.history(name, 1000).forEach(h -> assertThat(h.endReason()).as(h.toString()).contains("released"));
+        await().atMost(WAIT)
+                .pollInterval(Duration.ofMillis(10))
+                .untilAsserted(() -> assertThat(leadershipThreads(name))
+                        .as("threads of the runner for " + name)
+                        .isEmpty());
+        leases.inspect(name)
+                .ifPresent(l ->
+                        assertThat(l.owner()).as("lease " + name + " released").isEmpty());
+        leases.history(name, 1000)
+                .forEach(h -> assertThat(h.endReason()).as(h.toString()).contains("released"));
     }
 
     @Test
@@ -70,7 +76,8 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
                 // Every term that began also ended, as STOPPED; never two elections without a revocation between.
                 assertThat(r.revocations()).hasSameSizeAs(r.elections());
                 r.revocations().forEach(e -> assertThat(e.reason()).isEqualTo(RevocationReason.STOPPED));
-                System.out.printf("lifecycle round %d: %d term(s)%n", round, r.elections().size());
+                System.out.printf(
+                        "lifecycle round %d: %d term(s)%n", round, r.elections().size());
             }
         } finally {
             threads.shutdownNow();
@@ -99,18 +106,25 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
         Baton node = start(nodeBuilder("life-done", nodePool("life-done")));
         Recorder r = new Recorder();
         AtomicInteger runs = new AtomicInteger();
-        node.leadership("life-done", fastLeadership(), ctx -> {
-            if (runs.incrementAndGet() == 1) {
-                return; // the first term's work is done
-            }
-            idleTask().run(ctx);
-        }, r).start();
+        node.leadership(
+                        "life-done",
+                        fastLeadership(),
+                        ctx -> {
+                            if (runs.incrementAndGet() == 1) {
+                                return; // the first term's work is done
+                            }
+                            idleTask().run(ctx);
+                        },
+                        r)
+                .start();
         LeaseGrant g = r.awaitElected().grant();
         Recorder.Event revoked = r.awaitRevoked();
         assertThat(revoked.reason()).isEqualTo(RevocationReason.TASK_COMPLETED);
         assertThat(revoked.grant().generation()).isEqualTo(g.generation());
-        await().atMost(WAIT).untilAsserted(() ->
-                assertThat(historyOf("life-done", g.generation()).endReason()).contains("released"));
+        await().atMost(WAIT)
+                .untilAsserted(
+                        () -> assertThat(historyOf("life-done", g.generation()).endReason())
+                                .contains("released"));
         System.out.println("task completed: the runner campaigned again and was elected with generation "
                 + r.awaitElected(2).grant().generation());
     }
@@ -120,18 +134,25 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
         Baton node = start(nodeBuilder("life-fail", nodePool("life-fail")));
         Recorder r = new Recorder();
         AtomicInteger runs = new AtomicInteger();
-        node.leadership("life-fail", fastLeadership(), ctx -> {
-            if (runs.incrementAndGet() == 1) {
-                throw new IllegalStateException("test: the leader task fails");
-            }
-            idleTask().run(ctx);
-        }, r).start();
+        node.leadership(
+                        "life-fail",
+                        fastLeadership(),
+                        ctx -> {
+                            if (runs.incrementAndGet() == 1) {
+                                throw new IllegalStateException("test: the leader task fails");
+                            }
+                            idleTask().run(ctx);
+                        },
+                        r)
+                .start();
         LeaseGrant g = r.awaitElected().grant();
         Recorder.Event revoked = r.awaitRevoked();
         assertThat(revoked.reason()).isEqualTo(RevocationReason.TASK_FAILED);
         assertThat(revoked.grant().generation()).isEqualTo(g.generation());
-        await().atMost(WAIT).untilAsserted(() ->
-                assertThat(historyOf("life-fail", g.generation()).endReason()).contains("released"));
+        await().atMost(WAIT)
+                .untilAsserted(
+                        () -> assertThat(historyOf("life-fail", g.generation()).endReason())
+                                .contains("released"));
     }
 
     /**
@@ -153,26 +174,31 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
         List<long[]> successes = new CopyOnWriteArrayList<>(); // {attempt start nanos, seq}
         AtomicInteger refusedAfterCancel = new AtomicInteger();
         AtomicBoolean firstTerm = new AtomicBoolean(true);
-        Leadership runner = node.leadership("life-stubborn", fastLeadership(), ctx -> {
-            if (!firstTerm.getAndSet(false)) {
-                idleTask().run(ctx);
-                return;
-            }
-            while (refusedAfterCancel.get() < 5) {
-                Thread.interrupted(); // ignores interrupts as well as the flag
-                long start = System.nanoTime();
-                try {
-                    long seq = ctx.fenced(tx -> insertLedger(tx, ctx.grant()));
-                    successes.add(new long[] {start, seq});
-                } catch (LeaseLostException e) {
-                    if (ctx.isCancelled()) {
-                        refusedAfterCancel.incrementAndGet();
-                    }
-                } catch (BatonException e) {
-                    // e.g. an interrupted connection borrow; try again
-                }
-            }
-        }, r).start();
+        Leadership runner = node.leadership(
+                        "life-stubborn",
+                        fastLeadership(),
+                        ctx -> {
+                            if (!firstTerm.getAndSet(false)) {
+                                idleTask().run(ctx);
+                                return;
+                            }
+                            while (refusedAfterCancel.get() < 5) {
+                                Thread.interrupted(); // ignores interrupts as well as the flag
+                                long start = System.nanoTime();
+                                try {
+                                    long seq = ctx.fenced(tx -> insertLedger(tx, ctx.grant()));
+                                    successes.add(new long[] {start, seq});
+                                } catch (LeaseLostException e) {
+                                    if (ctx.isCancelled()) {
+                                        refusedAfterCancel.incrementAndGet();
+                                    }
+                                } catch (BatonException e) {
+                                    // e.g. an interrupted connection borrow; try again
+                                }
+                            }
+                        },
+                        r)
+                .start();
         LeaseGrant g = r.awaitElected().grant();
         await().atMost(WAIT).until(() -> successes.size() >= 3);
 
@@ -185,7 +211,9 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
         await().atMost(WAIT).until(() -> refusedAfterCancel.get() >= 5);
 
         assertThat(revoked.reason()).isEqualTo(RevocationReason.DEADLINE);
-        assertThat(rowAtRevocation.get(0).held()).as("the database still accepted the grant at revocation").isTrue();
+        assertThat(rowAtRevocation.get(0).held())
+                .as("the database still accepted the grant at revocation")
+                .isTrue();
         assertThat(rowAtRevocation.get(0).generation()).isEqualTo(g.generation());
         List<long[]> late = new ArrayList<>();
         for (long[] s : successes) {
@@ -193,9 +221,12 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
                 late.add(s);
             }
         }
-        assertThat(late).as("fenced writes started after the revocation and committed").isEmpty();
+        assertThat(late)
+                .as("fenced writes started after the revocation and committed")
+                .isEmpty();
         assertThat(ledgerCount(g.generation())).isEqualTo(successes.size());
-        System.out.printf("stubborn task: %d writes before the deadline, %d refused after it%n",
+        System.out.printf(
+                "stubborn task: %d writes before the deadline, %d refused after it%n",
                 successes.size(), refusedAfterCancel.get());
     }
 
@@ -213,22 +244,43 @@ class LeadershipLifecycleTest extends LeadershipDbTest {
         Baton holderNode = start(nodeBuilder("life-holder", nodePool("life-holder")));
         Baton candidateNode = start(nodeBuilder("life-candidate", nodePool("life-candidate")));
         Recorder holder = new Recorder();
-        holderNode.leadership("life-wait", LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(30))
-                .renewInterval(Duration.ofSeconds(5)).build(), idleTask(), holder).start();
+        holderNode
+                .leadership(
+                        "life-wait",
+                        LeadershipConfig.builder()
+                                .leaseTtl(Duration.ofSeconds(30))
+                                .renewInterval(Duration.ofSeconds(5))
+                                .build(),
+                        idleTask(),
+                        holder)
+                .start();
         holder.awaitElected();
         Set<Thread> before = new HashSet<>(liveThreads("baton-leadership-life-wait"));
-        Leadership candidate = candidateNode.leadership("life-wait", LeadershipConfig.builder()
-                .leaseTtl(Duration.ofSeconds(1)).renewInterval(Duration.ofMillis(200))
-                .pollInterval(Duration.ofHours(1)).stopTimeout(Duration.ofMillis(100)).build(), idleTask()).start();
+        Leadership candidate = candidateNode
+                .leadership(
+                        "life-wait",
+                        LeadershipConfig.builder()
+                                .leaseTtl(Duration.ofSeconds(1))
+                                .renewInterval(Duration.ofMillis(200))
+                                .pollInterval(Duration.ofHours(1))
+                                .stopTimeout(Duration.ofMillis(100))
+                                .build(),
+                        idleTask())
+                .start();
         List<Thread> mine = new ArrayList<>();
         await().atMost(WAIT).until(() -> {
             mine.clear();
-            liveThreads("baton-leadership-life-wait").stream().filter(t -> !before.contains(t)).forEach(mine::add);
+            liveThreads("baton-leadership-life-wait").stream()
+                    .filter(t -> !before.contains(t))
+                    .forEach(mine::add);
             return !mine.isEmpty();
         });
         // Wait until its first attempt lost and it sleeps on the notification subscription.
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(2)).until(() -> java.util.Arrays.stream(mine.get(0).getStackTrace())
-                .anyMatch(f -> f.getClassName().endsWith("$Subscription") && f.getMethodName().equals("await")));
+        await().atMost(WAIT)
+                .pollInterval(Duration.ofMillis(2))
+                .until(() -> java.util.Arrays.stream(mine.get(0).getStackTrace())
+                        .anyMatch(f -> f.getClassName().endsWith("$Subscription")
+                                && f.getMethodName().equals("await")));
         candidate.stop();
         assertThat(mine).as("candidate's control thread after stop() returned").noneMatch(Thread::isAlive);
     }

@@ -43,8 +43,8 @@ class LeaseInProcessTest extends LeadershipDbTest {
         ExecutorService threads = Executors.newFixedThreadPool(6);
         closeLater(threads::shutdownNow);
 
-        Future<Optional<Long>> first = threads.submit(() -> coordination.withLease(NAME, TTL, WAIT,
-                Duration.ofMillis(50), g -> {
+        Future<Optional<Long>> first =
+                threads.submit(() -> coordination.withLease(NAME, TTL, WAIT, Duration.ofMillis(50), g -> {
                     enter(holders, most);
                     inside.countDown();
                     release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -56,15 +56,16 @@ class LeaseInProcessTest extends LeadershipDbTest {
         // Five more threads of the same node (same owner id: the node id) wait a bounded 300 ms: nothing.
         List<Future<Optional<Long>>> bounded = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            bounded.add(threads.submit(() -> coordination.withLease(NAME, TTL, Duration.ofMillis(300),
-                    Duration.ofMillis(50), g -> {
+            bounded.add(threads.submit(
+                    () -> coordination.withLease(NAME, TTL, Duration.ofMillis(300), Duration.ofMillis(50), g -> {
                         enter(holders, most);
                         holders.decrementAndGet();
                         return g.generation();
                     })));
         }
         for (Future<Optional<Long>> f : bounded) {
-            assertThat(f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("gets nothing while the first holds it")
+            assertThat(f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("gets nothing while the first holds it")
                     .isEmpty();
         }
         assertThat(most.get()).isEqualTo(1);
@@ -84,11 +85,15 @@ class LeaseInProcessTest extends LeadershipDbTest {
             })));
         }
         for (Future<Optional<Long>> f : patient) {
-            assertThat(f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).hasValueSatisfying(
-                    g -> assertThat(g).isGreaterThan(firstGeneration));
+            assertThat(f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .hasValueSatisfying(g -> assertThat(g).isGreaterThan(firstGeneration));
         }
         assertThat(most.get()).as("holders at once").isEqualTo(1);
-        assertThat(ledgerGenerations()).hasSize(5).extracting(r -> r[1]).doesNotHaveDuplicates().isSorted();
+        assertThat(ledgerGenerations())
+                .hasSize(5)
+                .extracting(r -> r[1])
+                .doesNotHaveDuplicates()
+                .isSorted();
     }
 
     @Test
@@ -96,11 +101,13 @@ class LeaseInProcessTest extends LeadershipDbTest {
         Baton node = start(nodeBuilder("l18-runners", appPool));
         Recorder ra = new Recorder();
         Recorder rb = new Recorder();
-        Leadership a = node.leadership("sweeper", fastLeadership(), idleTask(), ra).start();
+        Leadership a =
+                node.leadership("sweeper", fastLeadership(), idleTask(), ra).start();
         LeaseGrant ga = ra.awaitElected().grant();
 
         PausePoints.Pause lost = points.arm(Hooks.Points.CAMPAIGN_LOST);
-        Leadership b = node.leadership("sweeper", fastLeadership(), idleTask(), rb).start();
+        Leadership b =
+                node.leadership("sweeper", fastLeadership(), idleTask(), rb).start();
         lost.awaitReached(WAIT); // B's first attempt found the lease held, although by its own node id
         lost.release();
         assertThat(rb.elections()).isEmpty();
@@ -134,7 +141,9 @@ class LeaseInProcessTest extends LeadershipDbTest {
                 granted += f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS).isPresent() ? 1 : 0;
             }
             assertThat(granted).as("grants in round %d", round).isEqualTo(1);
-            assertThat(leases.tryAcquire(name, "node-a", TTL)).as("a third call, later: nothing").isEmpty();
+            assertThat(leases.tryAcquire(name, "node-a", TTL))
+                    .as("a third call, later: nothing")
+                    .isEmpty();
         }
     }
 

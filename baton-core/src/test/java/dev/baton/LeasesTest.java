@@ -57,8 +57,10 @@ class LeasesTest extends DbTest {
         assertThatThrownBy(() -> leases.tryAcquire("x".repeat(201), "a", TTL)).hasMessageContaining("201 characters");
         assertThatThrownBy(() -> leases.tryAcquire("n", null, TTL)).hasMessageContaining("owner id");
         assertThatThrownBy(() -> leases.tryAcquire("n\n", "a", TTL)).hasMessageContaining("control characters");
-        assertThatThrownBy(() -> leases.tryAcquire("n", "a", Duration.ofMillis(-1))).hasMessageContaining("PT-0.001S");
-        assertThatThrownBy(() -> leases.tryAcquire("n", "a", Duration.ofDays(2))).hasMessageContaining("between");
+        assertThatThrownBy(() -> leases.tryAcquire("n", "a", Duration.ofMillis(-1)))
+                .hasMessageContaining("PT-0.001S");
+        assertThatThrownBy(() -> leases.tryAcquire("n", "a", Duration.ofDays(2)))
+                .hasMessageContaining("between");
         assertThatThrownBy(() -> leases.history("n", 0)).hasMessageContaining("limit must be 1 to 10000, but was 0");
         assertThatThrownBy(() -> Baton.builder(pool).schema("Bad-Name")).hasMessageContaining("'Bad-Name'");
         assertThat(leases.list(null, 100).items()).isEmpty();
@@ -124,7 +126,8 @@ class LeasesTest extends DbTest {
     @Test
     void L10_sameOwnerReacquiringGetsNewGenerationAndOldWritesAreRejected() throws Exception {
         createLedger();
-        LeaseGrant first = leases.tryAcquire("poller", "node-a", Duration.ofMillis(100)).orElseThrow();
+        LeaseGrant first =
+                leases.tryAcquire("poller", "node-a", Duration.ofMillis(100)).orElseThrow();
         awaitExpired("poller");
         LeaseGrant second = leases.tryAcquire("poller", "node-a", TTL).orElseThrow();
         assertThat(second.generation()).isGreaterThan(first.generation());
@@ -132,7 +135,9 @@ class LeasesTest extends DbTest {
         assertThatThrownBy(() -> leases.fenced(first, tx -> insertLedger(tx, first)))
                 .isInstanceOf(LeaseLostException.class);
         assertThatThrownBy(() -> leases.renew(first)).isInstanceOf(LeaseLostException.class);
-        assertThat(leases.release(first)).as("old grant cannot release the new one").isFalse();
+        assertThat(leases.release(first))
+                .as("old grant cannot release the new one")
+                .isFalse();
         leases.fenced(second, tx -> insertLedger(tx, second));
         assertThat(ledgerGenerations()).extracting(r -> r[1]).containsExactly(second.generation());
     }
@@ -149,17 +154,23 @@ class LeasesTest extends DbTest {
         createLedger();
         String acquisition = Leases.newAcquisition();
         LeaseGrant lostAnswer = leases.attempt("poller", "node-a", Duration.ofSeconds(30), null, acquisition)
-                .grant().orElseThrow();
-        assertThat(leases.tryAcquire("poller", "node-b", TTL)).as("others still wait").isEmpty();
-        assertThat(leases.tryAcquire("poller", "node-a", TTL)).as("so does another acquisition of the same owner")
+                .grant()
+                .orElseThrow();
+        assertThat(leases.tryAcquire("poller", "node-b", TTL))
+                .as("others still wait")
+                .isEmpty();
+        assertThat(leases.tryAcquire("poller", "node-a", TTL))
+                .as("so does another acquisition of the same owner")
                 .isEmpty();
         LeaseGrant recovered = leases.attempt("poller", "node-a", Duration.ofSeconds(30), null, acquisition)
-                .grant().orElseThrow();
+                .grant()
+                .orElseThrow();
         assertThat(recovered.generation()).isGreaterThan(lostAnswer.generation());
         assertThatThrownBy(() -> leases.fenced(lostAnswer, tx -> insertLedger(tx, lostAnswer)))
                 .isInstanceOf(LeaseLostException.class);
         leases.fenced(recovered, tx -> insertLedger(tx, recovered));
-        assertThat(leases.history("poller", 5)).extracting(LeaseHistoryEntry::generation)
+        assertThat(leases.history("poller", 5))
+                .extracting(LeaseHistoryEntry::generation)
                 .containsExactly(recovered.generation(), lostAnswer.generation());
     }
 
@@ -202,15 +213,20 @@ class LeasesTest extends DbTest {
                 if (releaseAfterExpiry) {
                     awaitBlockedOnLock(2);
                 } else {
-                    assertThat(takeover.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("held: nothing, at once").isEmpty();
+                    assertThat(takeover.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                            .as("held: nothing, at once")
+                            .isEmpty();
                 }
                 blocker.rollback();
             }
             Object renewed = renew.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
             Optional<LeaseGrant> took = takeover.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
             boolean renewWon = renewed instanceof LeaseGrant;
-            assertThat(renewWon ^ took.isPresent()).as("exactly one of renew/takeover wins (after expiry: %s; "
-                    + "renew: %s; takeover: %s)", releaseAfterExpiry, renewed, took).isTrue();
+            assertThat(renewWon ^ took.isPresent())
+                    .as(
+                            "exactly one of renew/takeover wins (after expiry: %s; " + "renew: %s; takeover: %s)",
+                            releaseAfterExpiry, renewed, took)
+                    .isTrue();
             LeaseInfo info = leases.inspect(name).orElseThrow();
             if (renewWon) {
                 assertThat(((LeaseGrant) renewed).generation()).isEqualTo(a.generation());
@@ -225,7 +241,8 @@ class LeasesTest extends DbTest {
     /** L12. Protection checked: release clears the owner at once (removing it left the name taken). */
     @Test
     void L12_manyRenewsThenOneReleaseFreesTheNameAtOnce() {
-        LeaseGrant g = leases.tryAcquire("stacked", "node-a", Duration.ofSeconds(30)).orElseThrow();
+        LeaseGrant g =
+                leases.tryAcquire("stacked", "node-a", Duration.ofSeconds(30)).orElseThrow();
         for (int i = 0; i < 100; i++) {
             g = leases.renew(g);
         }
@@ -246,8 +263,8 @@ class LeasesTest extends DbTest {
             c.setAutoCommit(false);
             Jdbc.execute(c, "SELECT now()");
             Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> {
-                try (ResultSet rs = c.createStatement().executeQuery(
-                        "SELECT clock_timestamp() - now() > interval '1 second'")) {
+                try (ResultSet rs =
+                        c.createStatement().executeQuery("SELECT clock_timestamp() - now() > interval '1 second'")) {
                     rs.next();
                     return rs.getBoolean(1);
                 }
@@ -256,21 +273,28 @@ class LeasesTest extends DbTest {
             LeaseGrant renewed = leases.renew(c, g, ttl);
             c.commit();
             LeaseInfo info = leases.inspect("old-tx").orElseThrow();
-            assertThat(info.held()).as("lease valid right after commit: %s", info).isTrue();
+            assertThat(info.held())
+                    .as("lease valid right after commit: %s", info)
+                    .isTrue();
             assertThat(renewed.expiresAt()).isAfter(info.dbNow().minus(ttl));
         }
     }
 
     private void awaitBlockedOnLock(int waiters) {
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10)).until(() -> count(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%"
-                        + schema + "%lease%'") >= waiters);
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(10))
+                .until(() ->
+                        count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%"
+                                        + schema + "%lease%'")
+                                >= waiters);
     }
 
     private void awaitExpiredOnDbClock(Connection c, String name) {
         Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10)).until(() -> {
-            try (ResultSet rs = c.createStatement().executeQuery("SELECT expires_at <= clock_timestamp() FROM "
-                    + schema + ".lease WHERE name = '" + name + "'")) {
+            try (ResultSet rs = c.createStatement()
+                    .executeQuery("SELECT expires_at <= clock_timestamp() FROM " + schema + ".lease WHERE name = '"
+                            + name + "'")) {
                 rs.next();
                 return rs.getBoolean(1);
             }

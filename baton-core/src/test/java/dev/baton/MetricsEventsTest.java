@@ -67,16 +67,21 @@ class MetricsEventsTest extends JobTestSupport {
     @Test
     void jobsLeadershipAndSchedulesAreReported() {
         Recording m = new Recording();
-        Baton b = startNode(nodeBuilder("m1", pool, Hooks.NONE).metrics(m)
+        Baton b = startNode(nodeBuilder("m1", pool, Hooks.NONE)
+                .metrics(m)
                 .worker(fastWorker("default", 2).build())
-                .handle("ok", Payload.class, (p, ctx) -> { })
-                .handle("bad", Payload.class, (p, ctx) -> {
-                    throw new IllegalStateException("boom");
-                }, RetryPolicy.immediate())
+                .handle("ok", Payload.class, (p, ctx) -> {})
+                .handle(
+                        "bad",
+                        Payload.class,
+                        (p, ctx) -> {
+                            throw new IllegalStateException("boom");
+                        },
+                        RetryPolicy.immediate())
                 .handle("never", Payload.class, (p, ctx) -> {
                     throw new PermanentFailureForTest();
                 })
-                .sweep("tick", Duration.ofMillis(200), ctx -> { }));
+                .sweep("tick", Duration.ofMillis(200), ctx -> {}));
         b.jobs().enqueueAll(List.of(JobRequest.of("ok", new Payload(1)), JobRequest.of("ok", new Payload(2))));
         b.jobs().enqueue(JobRequest.of("ok", new Payload(3)).idempotencyKey("k"));
         b.jobs().enqueue(JobRequest.of("ok", new Payload(3)).idempotencyKey("k")); // duplicate: not counted
@@ -91,7 +96,8 @@ class MetricsEventsTest extends JobTestSupport {
             assertThat(m.has("acquired baton.maintenance")).isTrue();
             assertThat(m.has("renewed baton.maintenance true")).isTrue();
             assertThat(m.has("fired sweep:tick")).isTrue();
-            assertThat(m.has("finished baton.sweeps baton.sweep:tick SUCCEEDED")).isTrue();
+            assertThat(m.has("finished baton.sweeps baton.sweep:tick SUCCEEDED"))
+                    .isTrue();
         });
         assertThat(m.count("enqueued default ok 2")).isEqualTo(1);
         assertThat(m.count("enqueued default ok 1")).isEqualTo(1);
@@ -112,18 +118,25 @@ class MetricsEventsTest extends JobTestSupport {
                 throw new IllegalStateException("metrics backend down");
             }
         };
-        Baton b = startNode(nodeBuilder("m2", pool, Hooks.NONE).metrics(throwing)
-                .worker(fastWorker("default", 2).build()).handle("ok", Payload.class, (p, ctx) -> { }));
+        Baton b = startNode(nodeBuilder("m2", pool, Hooks.NONE)
+                .metrics(throwing)
+                .worker(fastWorker("default", 2).build())
+                .handle("ok", Payload.class, (p, ctx) -> {}));
         long id = b.jobs().enqueue(JobRequest.of("ok", new Payload(1))).id();
-        Awaitility.await().atMost(WAIT).until(() -> b.jobs().get(id).orElseThrow().state() == JobState.SUCCEEDED);
+        Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> b.jobs().get(id).orElseThrow().state() == JobState.SUCCEEDED);
     }
 
     @Test
     void rescuedAttemptsAreReportedWithQueueAndKind() throws Exception {
         Recording m = new Recording();
-        long id = jobsApi().enqueue(JobRequest.of("ok", new Payload(1)).queue("mail")).id();
+        long id = jobsApi()
+                .enqueue(JobRequest.of("ok", new Payload(1)).queue("mail"))
+                .id();
         try (java.sql.Connection c = pool.getConnection()) {
-            assertThat(new JobStore(schema).claim(c, "mail", new String[] {"ok"}, 1, 20, "ghost")).hasSize(1); // a 20 ms lease, never renewed
+            assertThat(new JobStore(schema).claim(c, "mail", new String[] {"ok"}, 1, 20, "ghost"))
+                    .hasSize(1); // a 20 ms lease, never renewed
         }
         Awaitility.await().atMost(WAIT).until(() -> !row(id).leaseLive());
         Maintenance rescuer = maintenance(fastWorker("mail", 1).build(), "rescuer", new JobStore(schema).metrics(m));
@@ -135,15 +148,18 @@ class MetricsEventsTest extends JobTestSupport {
     void primitiveFallbacksAreReported() {
         Recording m = new Recording();
         com.zaxxer.hikari.HikariConfig cfg = new com.zaxxer.hikari.HikariConfig();
-        cfg.setJdbcUrl("jdbc:postgresql://127.0.0.1:1/unreachable?connectTimeout=1");  // nothing listens on port 1
+        cfg.setJdbcUrl("jdbc:postgresql://127.0.0.1:1/unreachable?connectTimeout=1"); // nothing listens on port 1
         cfg.setConnectionTimeout(250);
         cfg.setMinimumIdle(0);
         cfg.setInitializationFailTimeout(-1);
         com.zaxxer.hikari.HikariDataSource dead = closeLater(new com.zaxxer.hikari.HikariDataSource(cfg));
         Coordination c = new Coordination(dead, schema, leases, "n1", System::nanoTime).metrics(m);
-        assertThat(c.rateLimiter("login", 10, Duration.ofMinutes(1), 3).tryAcquire("10.0.0.1").fallback()).isTrue();
-        assertThat(c.concurrencyCap("exports", 5, Duration.ofMinutes(1), 1).tryAcquire("acct")).hasValueSatisfying(
-                p -> assertThat(p.local()).isTrue());
+        assertThat(c.rateLimiter("login", 10, Duration.ofMinutes(1), 3)
+                        .tryAcquire("10.0.0.1")
+                        .fallback())
+                .isTrue();
+        assertThat(c.concurrencyCap("exports", 5, Duration.ofMinutes(1), 1).tryAcquire("acct"))
+                .hasValueSatisfying(p -> assertThat(p.local()).isTrue());
         assertThat(c.firstDelivery("stripe", "evt-1", Duration.ofDays(1))).isTrue();
         assertThat(m.events).containsExactly("fallback rate_limiter", "fallback concurrency_cap", "fallback dedupe");
         assertThat(c.fallbacks()).isEqualTo(3);

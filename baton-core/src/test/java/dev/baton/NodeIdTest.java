@@ -24,7 +24,8 @@ class NodeIdTest extends LeadershipDbTest {
             ids.add(NodeRegistrar.defaultNodeId());
         }
         assertThat(ids).hasSize(10_000);
-        assertThat(ids.iterator().next()).matches(".+-" + ProcessHandle.current().pid() + "-[0-9a-f]{16}");
+        assertThat(ids.iterator().next())
+                .matches(".+-" + ProcessHandle.current().pid() + "-[0-9a-f]{16}");
     }
 
     /**
@@ -38,7 +39,8 @@ class NodeIdTest extends LeadershipDbTest {
         Baton second = start(nodeBuilder("replica", nodePool("replica")));
         Recorder r1 = new Recorder();
         Recorder r2 = new Recorder();
-        Leadership l1 = first.leadership("billing", fastLeadership(), idleTask(), r1).start();
+        Leadership l1 =
+                first.leadership("billing", fastLeadership(), idleTask(), r1).start();
         r1.awaitElected();
         dev.baton.testkit.PausePoints.Pause lost = points.arm(Hooks.Points.CAMPAIGN_LOST);
         second.leadership("billing", fastLeadership(), idleTask(), r2).start();

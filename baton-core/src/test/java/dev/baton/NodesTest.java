@@ -22,13 +22,16 @@ class NodesTest extends LeadershipDbTest {
      */
     @org.junit.jupiter.api.BeforeEach
     void holdMaintenance() {
-        leases.tryAcquire(MaintenanceTask.LEASE, "test-holds-maintenance", Duration.ofMinutes(10)).orElseThrow();
+        leases.tryAcquire(MaintenanceTask.LEASE, "test-holds-maintenance", Duration.ofMinutes(10))
+                .orElseThrow();
     }
 
     private static final String NAME = "nodes-lease";
 
     private NodeInfo info(Baton observer, String id) {
-        return observer.nodes().list(null, 100).items().stream().filter(n -> n.id().equals(id)).findFirst()
+        return observer.nodes().list(null, 100).items().stream()
+                .filter(n -> n.id().equals(id))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("node " + id + " not registered"));
     }
 
@@ -37,8 +40,9 @@ class NodesTest extends LeadershipDbTest {
     }
 
     private void backdateHeartbeat(String id) throws Exception {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "UPDATE " + schema + ".node SET heartbeat_at = clock_timestamp() - interval '1 hour' WHERE id = ?")) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement("UPDATE " + schema
+                        + ".node SET heartbeat_at = clock_timestamp() - interval '1 hour' WHERE id = ?")) {
             ps.setString(1, id);
             assertThat(ps.executeUpdate()).isEqualTo(1);
         }
@@ -56,9 +60,11 @@ class NodesTest extends LeadershipDbTest {
         assertThat(first.stoppedAt()).isEmpty();
         assertThat(first.stale()).isFalse();
         Instant firstBeat = first.heartbeatAt();
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        await().atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> info(n, "n-active").heartbeatAt().isAfter(firstBeat));
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        await().atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> info(n, "n-active").heartbeatAt().isAfter(firstBeat.plusMillis(400)));
         assertThat(role(n, "n-active")).isEqualTo(OwnershipView.Role.ACTIVE);
     }
@@ -97,7 +103,8 @@ class NodesTest extends LeadershipDbTest {
         Baton observer = start(nodeBuilder("n-observer", nodePool("n-observer")));
         Baton owner = start(nodeBuilder("n-owner", nodePool("n-owner")).nodeHeartbeat(Duration.ofMinutes(1)));
         Recorder r = new Recorder();
-        Leadership runner = owner.leadership(NAME, fastLeadership(), idleTask(), r).start();
+        Leadership runner =
+                owner.leadership(NAME, fastLeadership(), idleTask(), r).start();
         r.awaitElected();
 
         OwnershipView view = observer.nodes().ownership();
@@ -105,7 +112,9 @@ class NodesTest extends LeadershipDbTest {
         OwnershipView.NodeStatus status = view.node("n-owner").orElseThrow();
         assertThat(status.role()).isEqualTo(OwnershipView.Role.CURRENT_OWNER);
         assertThat(status.ownedLeases()).containsExactly(NAME);
-        assertThat(view.leases()).filteredOn(l -> l.lease().name().equals(NAME)).singleElement()
+        assertThat(view.leases())
+                .filteredOn(l -> l.lease().name().equals(NAME))
+                .singleElement()
                 .satisfies(l -> assertThat(l.ownerNodeKnown()).isTrue());
         assertThat(view.node("n-observer").orElseThrow().role()).isEqualTo(OwnershipView.Role.ACTIVE);
 
@@ -126,7 +135,9 @@ class NodesTest extends LeadershipDbTest {
         leases.tryAcquire(NAME, "not-a-node", Duration.ofSeconds(30)).orElseThrow();
         OwnershipView view = observer.nodes().ownership();
         assertThat(view.ownerOf(NAME)).contains("not-a-node");
-        assertThat(view.leases()).filteredOn(l -> l.lease().name().equals(NAME)).singleElement()
+        assertThat(view.leases())
+                .filteredOn(l -> l.lease().name().equals(NAME))
+                .singleElement()
                 .satisfies(l -> assertThat(l.ownerNodeKnown()).isFalse());
         assertThat(view.node("not-a-node")).isEmpty();
     }

@@ -6,7 +6,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.testkit.Lending;
 import java.sql.Connection;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
@@ -47,7 +46,7 @@ class NotifierUnlistenTest extends DbTest {
             notifier.close();
         }
         try (Connection c = listenerPool.getConnection();
-             ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM pg_listening_channels()")) {
+                ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM pg_listening_channels()")) {
             rs.next();
             assertThat(rs.getInt(1)).as("registrations left on the connection").isZero();
             assertThat(c.getAutoCommit()).isTrue();

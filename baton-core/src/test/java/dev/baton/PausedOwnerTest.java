@@ -37,30 +37,39 @@ class PausedOwnerTest extends DbTest {
         CountDownLatch wroteOnce = new CountDownLatch(1);
 
         Baton a = node("node-a");
-        Leadership leaderA = a.leadership("lead", fastLeadership(), ctx -> {
-            while (!ctx.isCancelled()) {
-                try {
-                    ctx.fenced(tx -> insertLedger(tx, ctx.grant()));
-                    history.write(commits.incrementAndGet(), "lead", ctx.grant().generation(), "node-a");
-                    wroteOnce.countDown();
-                } catch (LeaseLostException e) {
-                    rejected.set(e);
-                    return;
-                }
-                ctx.awaitCancellation(Duration.ofMillis(20));
-            }
-        }, new LeadershipListener() {
-            @Override
-            public void onElected(LeaseGrant grant) {
-                history.grant(grant.name(), grant.generation(), grant.owner());
-                elected.countDown();
-            }
+        Leadership leaderA = a.leadership(
+                        "lead",
+                        fastLeadership(),
+                        ctx -> {
+                            while (!ctx.isCancelled()) {
+                                try {
+                                    ctx.fenced(tx -> insertLedger(tx, ctx.grant()));
+                                    history.write(
+                                            commits.incrementAndGet(),
+                                            "lead",
+                                            ctx.grant().generation(),
+                                            "node-a");
+                                    wroteOnce.countDown();
+                                } catch (LeaseLostException e) {
+                                    rejected.set(e);
+                                    return;
+                                }
+                                ctx.awaitCancellation(Duration.ofMillis(20));
+                            }
+                        },
+                        new LeadershipListener() {
+                            @Override
+                            public void onElected(LeaseGrant grant) {
+                                history.grant(grant.name(), grant.generation(), grant.owner());
+                                elected.countDown();
+                            }
 
-            @Override
-            public void onRevoked(LeaseGrant grant, RevocationReason reason) {
-                revoked.complete(reason);
-            }
-        }).start();
+                            @Override
+                            public void onRevoked(LeaseGrant grant, RevocationReason reason) {
+                                revoked.complete(reason);
+                            }
+                        })
+                .start();
         assertThat(elected.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(wroteOnce.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         LeaseGrant g = leaderA.currentGrant().orElseThrow();
@@ -72,7 +81,8 @@ class PausedOwnerTest extends DbTest {
         renew.awaitReached(WAIT);
 
         // B takes over once A's lease has expired on the database clock.
-        LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20)).orElseThrow();
+        LeaseGrant b = leases.acquire("lead", "node-b", Duration.ofSeconds(5), WAIT, Duration.ofMillis(20))
+                .orElseThrow();
         assertThat(b.generation()).isGreaterThan(g.generation());
         history.grant(b.name(), b.generation(), b.owner());
         leases.fenced(b, tx -> insertLedger(tx, b));

@@ -18,7 +18,7 @@ class PostgresVersionTest extends DbTest {
     void E02_theServerUnderTestIsAVersionBatonSupports() throws Exception {
         int version;
         try (Connection c = pool.getConnection();
-             ResultSet rs = c.createStatement().executeQuery("SELECT current_setting('server_version_num')::int")) {
+                ResultSet rs = c.createStatement().executeQuery("SELECT current_setting('server_version_num')::int")) {
             rs.next();
             version = rs.getInt(1);
         }

@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Test;
 class RetentionTest extends JobBehaviourTestBase {
     private static final Duration RETENTION = Duration.ofSeconds(1);
     /** Tables that grow with use; a periodic statement may reach them only through an index condition. */
-    private static final Set<String> GROWING = Set.of("job", "lease", "lease_history", "inbound_delivery",
-            "single_use_token", "concurrency_slot", "rate_limit");
+    private static final Set<String> GROWING = Set.of(
+            "job", "lease", "lease_history", "inbound_delivery", "single_use_token", "concurrency_slot", "rate_limit");
 
     /**
      * Protections removed and seen failing: the prune steps of {@code Maintenance.pruneOnce} (leases,
@@ -40,30 +40,41 @@ class RetentionTest extends JobBehaviourTestBase {
     void E06_aWeekOfChurnLeavesEveryTableBoundedByItsRetention() throws Exception {
         // Nodes restarting with default (new) ids.
         for (int i = 0; i < 12; i++) {
-            Baton.builder(appPool).schema(schema).nodeHeartbeat(Duration.ofMillis(200)).retention(RETENTION)
-                    .notifications(NotificationMode.POLL).maintenance(fastLeadership()).build().start().close();
+            Baton.builder(appPool)
+                    .schema(schema)
+                    .nodeHeartbeat(Duration.ofMillis(200))
+                    .retention(RETENTION)
+                    .notifications(NotificationMode.POLL)
+                    .maintenance(fastLeadership())
+                    .build()
+                    .start()
+                    .close();
         }
         // Leases: many names, and one name many times.
         long highest = 0;
         for (int i = 0; i < 30; i++) {
-            LeaseGrant g = leases.tryAcquire("per-user:" + i, "node", Duration.ofSeconds(5)).orElseThrow();
+            LeaseGrant g = leases.tryAcquire("per-user:" + i, "node", Duration.ofSeconds(5))
+                    .orElseThrow();
             leases.release(g);
             highest = Math.max(highest, g.generation());
         }
         for (int i = 0; i < 10; i++) {
-            LeaseGrant g = leases.tryAcquire("busy", "node-" + (i % 3), Duration.ofSeconds(5)).orElseThrow();
+            LeaseGrant g = leases.tryAcquire("busy", "node-" + (i % 3), Duration.ofSeconds(5))
+                    .orElseThrow();
             leases.release(g);
             highest = Math.max(highest, g.generation());
         }
         // Paged lists: the leases in pages of 10.
-        assertThat(pageThrough((after, n) -> leases.list(after, n), 10)).hasSize(
-                (int) count("SELECT count(*) FROM " + schema + ".lease")).hasSizeGreaterThan(30);
+        assertThat(pageThrough((after, n) -> leases.list(after, n), 10))
+                .hasSize((int) count("SELECT count(*) FROM " + schema + ".lease"))
+                .hasSizeGreaterThan(30);
         Nodes lister = node("lister").nodes();
         assertThat(pageThrough(lister::list, 5)).hasSizeGreaterThanOrEqualTo(12);
         // Coordination rows that expire at once, and jobs that finish at once.
-        Baton worker = start(nodeBuilder("worker").retention(RETENTION)
+        Baton worker = start(nodeBuilder("worker")
+                .retention(RETENTION)
                 .worker(fastWorker("default", 4).retention(Duration.ZERO).build())
-                .handle("work", Item.class, (item, ctx) -> { })
+                .handle("work", Item.class, (item, ctx) -> {})
                 .schedule(Schedule.every("kept", Duration.ofHours(1)).job("work", null)));
         Coordination c = worker.coordination();
         for (int i = 0; i < 20; i++) {
@@ -77,21 +88,30 @@ class RetentionTest extends JobBehaviourTestBase {
             batch.add(JobRequest.of("work", new Item("j" + i)));
         }
         worker.jobs().enqueueAll(batch);
-        Awaitility.await().atMost(WAIT).until(() -> count("SELECT count(*) FROM " + schema
-                + ".job WHERE state = 'succeeded'") == 50);
+        Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'") == 50);
         // A schedule its application no longer declares (its only version's nodes are gone).
         Schedules schedules = Baton.builder(appPool).schema(schema).build().schedules();
-        schedules.declare("legacy", "1", List.of(Schedule.every("dropped", Duration.ofHours(1)).job("work", null)));
+        schedules.declare(
+                "legacy",
+                "1",
+                List.of(Schedule.every("dropped", Duration.ofHours(1)).job("work", null)));
         schedules.disableOrphans("legacy");
-        assertThat(schedules.list(null, 10).items()).extracting(ScheduleInfo::name).contains("dropped", "kept");
+        assertThat(schedules.list(null, 10).items())
+                .extracting(ScheduleInfo::name)
+                .contains("dropped", "kept");
         Map<String, Long> before = sizes();
 
         // Everything is older than the retention on the database clock: one maintenance pass.
         Instant now = dbNow();
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(50))
                 .until(() -> dbNow().isAfter(now.plus(RETENTION).plusMillis(200)));
-        Maintenance.Pruned pruned = maintenance(fastWorker("default", 1).retention(Duration.ZERO).build(), "pruner",
-                RETENTION).pruneOnce();
+        Maintenance.Pruned pruned = maintenance(
+                        fastWorker("default", 1).retention(Duration.ZERO).build(), "pruner", RETENTION)
+                .pruneOnce();
         Map<String, Long> after = sizes();
         System.out.println("E06: rows before " + before + ", after " + after + "; pruned " + pruned);
 
@@ -99,12 +119,18 @@ class RetentionTest extends JobBehaviourTestBase {
         assertThat(after.get("lease")).as("held leases only").isLessThanOrEqualTo(1);
         assertThat(after.get("lease_history")).as("open or recent terms only").isLessThanOrEqualTo(2);
         assertThat(after.get("job")).isZero();
-        assertThat(after.get("inbound_delivery") + after.get("single_use_token") + after.get("concurrency_slot")
-                + after.get("rate_limit")).isZero();
-        assertThat(schedules.list(null, 10).items()).extracting(ScheduleInfo::name).containsExactly("kept");
+        assertThat(after.get("inbound_delivery")
+                        + after.get("single_use_token")
+                        + after.get("concurrency_slot")
+                        + after.get("rate_limit"))
+                .isZero();
+        assertThat(schedules.list(null, 10).items())
+                .extracting(ScheduleInfo::name)
+                .containsExactly("kept");
 
         // A pruned lease taken again continues above every generation it ever had.
-        LeaseGrant again = leases.tryAcquire("busy", "node-x", Duration.ofSeconds(5)).orElseThrow();
+        LeaseGrant again =
+                leases.tryAcquire("busy", "node-x", Duration.ofSeconds(5)).orElseThrow();
         assertThat(again.generation()).isGreaterThan(highest);
     }
 
@@ -122,13 +148,15 @@ class RetentionTest extends JobBehaviourTestBase {
         Sql node = Sql.load("node.sql", Identifiers.schema(schema));
         Sql schedule = Sql.load("schedule.sql", Identifiers.schema(schema));
         Map<String, Object[]> statements = new LinkedHashMap<>();
-        statements.put("job.claim", new Object[] {job.get("claim"), "default", new String[] {"k"}, "default", 20, 10, 1000L, "n"});
+        statements.put(
+                "job.claim",
+                new Object[] {job.get("claim"), "default", new String[] {"k"}, "default", 20, 10, 1000L, "n"});
         statements.put("job.heartbeat", new Object[] {job.get("heartbeat"), new Long[] {1L}, new Long[] {1L}, 1000L});
         statements.put("job.rescue", new Object[] {job.get("rescue"), 100, 3, 3, "n", "c"});
         statements.put("job.prune", new Object[] {job.get("prune"), 1000L, 100});
         statements.put("job.queue_stats", new Object[] {job.get("queue_stats")});
-        statements.put("job.fail_unhandled", new Object[] {job.get("fail_unhandled"), new String[] {"k"}, 1000L, 100,
-                1000L});
+        statements.put(
+                "job.fail_unhandled", new Object[] {job.get("fail_unhandled"), new String[] {"k"}, 1000L, 100, 1000L});
         statements.put("lease.held", new Object[] {lease.get("held"), 100});
         statements.put("lease.prune", new Object[] {lease.get("prune"), 1000L, 100});
         statements.put("lease.prune_history", new Object[] {lease.get("prune_history"), 1000L, 100});
@@ -164,7 +192,9 @@ class RetentionTest extends JobBehaviourTestBase {
             }
             c.rollback();
         }
-        assertThat(problems).as("full scans of growing tables by periodic statements").isEmpty();
+        assertThat(problems)
+                .as("full scans of growing tables by periodic statements")
+                .isEmpty();
     }
 
     private void scan(JsonNode n, String statement, Set<String> partial, List<String> problems) {
@@ -180,10 +210,13 @@ class RetentionTest extends JobBehaviourTestBase {
         String relation = plan.path("Relation Name").asText("");
         // A bitmap heap scan reads what its bitmap index scan (checked below) found; a TID scan fetches rows by
         // address: both are bounded by their inputs.
-        if (GROWING.contains(relation) && type.contains("Scan") && !type.startsWith("Tid")
+        if (GROWING.contains(relation)
+                && type.contains("Scan")
+                && !type.startsWith("Tid")
                 && !type.equals("Bitmap Heap Scan")) {
             boolean indexScan = type.contains("Index");
-            boolean bounded = plan.has("Index Cond") || partial.contains(plan.path("Index Name").asText(""));
+            boolean bounded = plan.has("Index Cond")
+                    || partial.contains(plan.path("Index Name").asText(""));
             if (!indexScan || !bounded) {
                 problems.add(statement + ": " + type + " on " + relation
                         + (indexScan ? " (" + plan.path("Index Name").asText() + ", no index condition)" : ""));
@@ -194,8 +227,9 @@ class RetentionTest extends JobBehaviourTestBase {
 
     private Set<String> partialIndexes() throws SQLException {
         Set<String> out = new HashSet<>();
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT indexname FROM pg_indexes WHERE schemaname = ? AND indexdef LIKE '% WHERE %'")) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT indexname FROM pg_indexes WHERE schemaname = ? AND indexdef LIKE '% WHERE %'")) {
             ps.setString(1, schema);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -217,16 +251,27 @@ class RetentionTest extends JobBehaviourTestBase {
     @Test
     void E06_aLiveNodeIsNeverPrunedAndADeletedNodeRowComesBack() throws Exception {
         start(nodeBuilder("slow-beat").nodeHeartbeat(Duration.ofSeconds(2)));
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> count("SELECT count(*) FROM "
-                + schema + ".node WHERE id = 'slow-beat' AND heartbeat_at < clock_timestamp() - interval '1200 ms'") == 1);
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> count(
+                                "SELECT count(*) FROM " + schema
+                                        + ".node WHERE id = 'slow-beat' AND heartbeat_at < clock_timestamp() - interval '1200 ms'")
+                        == 1);
         maintenance(fastWorker("default", 1).build(), "pruner", RETENTION).pruneOnce();
-        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'slow-beat'")).as("live: kept").isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'slow-beat'"))
+                .as("live: kept")
+                .isEqualTo(1);
 
         try (Connection c = pool.getConnection()) {
             Jdbc.execute(c, "DELETE FROM " + schema + ".node WHERE id = 'slow-beat'");
         }
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> count("SELECT count(*) FROM "
-                + schema + ".node WHERE id = 'slow-beat' AND state = 'active'") == 1);
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() ->
+                        count("SELECT count(*) FROM " + schema + ".node WHERE id = 'slow-beat' AND state = 'active'")
+                                == 1);
     }
 
     /**
@@ -238,39 +283,60 @@ class RetentionTest extends JobBehaviourTestBase {
      */
     @Test
     void E06_jobMaintenanceAppliesTheLiveWorkersSettingsWhicheverNodeLeads() throws Exception {
-        Baton worker = start(nodeBuilder("keeps-30-days").worker(fastWorker("default", 2)
-                .retention(Duration.ofDays(30)).build()).handle("work", Item.class, (item, ctx) -> { }));
-        start(nodeBuilder("keeps-1-day").worker(fastWorker("other", 1).retention(Duration.ofDays(1)).build())
-                .handle("other", Item.class, (item, ctx) -> { }));
-        long eightDays = worker.jobs().enqueue(JobRequest.of("work", new Item("8d"))).id();
-        long monthOld = worker.jobs().enqueue(JobRequest.of("work", new Item("31d"))).id();
+        Baton worker = start(nodeBuilder("keeps-30-days")
+                .worker(fastWorker("default", 2).retention(Duration.ofDays(30)).build())
+                .handle("work", Item.class, (item, ctx) -> {}));
+        start(nodeBuilder("keeps-1-day")
+                .worker(fastWorker("other", 1).retention(Duration.ofDays(1)).build())
+                .handle("other", Item.class, (item, ctx) -> {}));
+        long eightDays =
+                worker.jobs().enqueue(JobRequest.of("work", new Item("8d"))).id();
+        long monthOld =
+                worker.jobs().enqueue(JobRequest.of("work", new Item("31d"))).id();
         awaitState(worker.jobs(), eightDays, JobState.SUCCEEDED);
         awaitState(worker.jobs(), monthOld, JobState.SUCCEEDED);
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "UPDATE " + schema + ".job SET finished_at = clock_timestamp() - interval '8 days' WHERE id = "
-                    + eightDays);
-            Jdbc.execute(c, "UPDATE " + schema + ".job SET finished_at = clock_timestamp() - interval '31 days' WHERE id = "
-                    + monthOld);
+            Jdbc.execute(
+                    c,
+                    "UPDATE " + schema + ".job SET finished_at = clock_timestamp() - interval '8 days' WHERE id = "
+                            + eightDays);
+            Jdbc.execute(
+                    c,
+                    "UPDATE " + schema + ".job SET finished_at = clock_timestamp() - interval '31 days' WHERE id = "
+                            + monthOld);
         }
         // A term of a node without a worker: one pass.
         java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
         maintenance(null, "web", new JobStore(schema), Baton.DEFAULT_RETENTION, Set.of(), clock::get)
                 .run(passes(1, clock, Duration.ofSeconds(1)));
-        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE id = " + eightDays)).as("kept: 30 days").isEqualTo(1);
-        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE id = " + monthOld)).as("pruned").isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE id = " + eightDays))
+                .as("kept: 30 days")
+                .isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE id = " + monthOld))
+                .as("pruned")
+                .isZero();
     }
 
     private Map<String, Long> sizes() throws SQLException {
         Map<String, Long> out = new LinkedHashMap<>();
-        for (String t : List.of("node", "lease", "lease_history", "job", "inbound_delivery", "single_use_token",
-                "concurrency_slot", "rate_limit", "schedule")) {
+        for (String t : List.of(
+                "node",
+                "lease",
+                "lease_history",
+                "job",
+                "inbound_delivery",
+                "single_use_token",
+                "concurrency_slot",
+                "rate_limit",
+                "schedule")) {
             out.put(t, count("SELECT count(*) FROM " + schema + "." + t));
         }
         return out;
     }
 
     private Instant dbNow() throws SQLException {
-        try (Connection c = pool.getConnection(); ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
+        try (Connection c = pool.getConnection();
+                ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
             rs.next();
             return rs.getTimestamp(1).toInstant();
         }

@@ -32,15 +32,21 @@ class ScheduleFiredNodeDiesTest extends ScheduleTestSupport {
     @Test
     void S02_jobsFiredByANodeThatStoppedAreRunByAnother() throws Exception {
         HikariDataSource firerPool = closeLater(PG.newPool("s02-firer", 6));
-        Baton firer = startNode(nodeBuilder("firer", firerPool).application("svc", "1").schedule(S02));
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> !jobsOfKind("s02.job").isEmpty());
+        Baton firer = startNode(
+                nodeBuilder("firer", firerPool).application("svc", "1").schedule(S02));
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> !jobsOfKind("s02.job").isEmpty());
         firer.close();
-        List<Long> firedByFirer = jobsOfKind("s02.job").stream().map(FiredJob::id).toList();
+        List<Long> firedByFirer =
+                jobsOfKind("s02.job").stream().map(FiredJob::id).toList();
         assertThat(firedByFirer).isNotEmpty();
 
         Set<Long> ran = ConcurrentHashMap.newKeySet();
         HikariDataSource workerPool = closeLater(PG.newPool("s02-worker", 8));
-        startNode(nodeBuilder("worker", workerPool).worker(fastWorker("default", 2).build())
+        startNode(nodeBuilder("worker", workerPool)
+                .worker(fastWorker("default", 2).build())
                 .handle("s02.job", Object.class, (p, ctx) -> ran.add(ctx.jobId())));
         for (long id : firedByFirer) {
             awaitJobState(id, JobState.SUCCEEDED);
@@ -76,11 +82,15 @@ class ScheduleFiredNodeDiesTest extends ScheduleTestSupport {
             assertThat(leases.inspect(Scheduler.LEASE).orElseThrow().owner()).contains("s02-child");
 
             child.destroyForcibly(); // SIGKILL: no release, no completion, no goodbye
-            assertThat(child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS)).as("child exited").isTrue();
+            assertThat(child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("child exited")
+                    .isTrue();
 
             Set<Long> ran = ConcurrentHashMap.newKeySet();
             HikariDataSource survivorPool = closeLater(PG.newPool("s02-survivor", 8));
-            startNode(nodeBuilder("survivor", survivorPool).application("svc", "1").schedule(S02)
+            startNode(nodeBuilder("survivor", survivorPool)
+                    .application("svc", "1")
+                    .schedule(S02)
                     .worker(fastWorker("default", 2).build())
                     .handle("s02.job", Object.class, (p, ctx) -> ran.add(ctx.jobId())));
 
@@ -91,8 +101,11 @@ class ScheduleFiredNodeDiesTest extends ScheduleTestSupport {
             assertThat(after.claimedBy()).contains("survivor");
             assertThat(ran).contains(id);
             // The survivor fires on: later instants get their own jobs, the killed one is not re-fired.
-            Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
-                    .until(() -> info("s02").lastDueAt().map(d -> d.isAfter(due)).orElse(false));
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() ->
+                            info("s02").lastDueAt().map(d -> d.isAfter(due)).orElse(false));
             List<Instant> instants = firedInstants("s02", "s02.job");
             assertThat(instants).doesNotHaveDuplicates().contains(due);
         } finally {
@@ -121,49 +134,74 @@ class ScheduleFiredNodeDiesTest extends ScheduleTestSupport {
         try (Connection lock = pool.getConnection()) {
             lock.setAutoCommit(false);
             Jdbc.execute(lock, "LOCK TABLE " + schema + ".job IN EXCLUSIVE MODE"); // inserts wait
-            firer = startNode(nodeBuilder("firer", firerPool).application("svc", "1").schedule(S02));
-            Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10)).until(() -> backendsWaitingOnLock() == 1);
+            firer = startNode(
+                    nodeBuilder("firer", firerPool).application("svc", "1").schedule(S02));
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> backendsWaitingOnLock() == 1);
             try (Connection c = PG.connect();
-                 ResultSet rs = c.createStatement().executeQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                         + "WHERE state = 'active' AND wait_event_type = 'Lock' AND query LIKE '%" + schema + "%'")) {
+                    ResultSet rs = c.createStatement()
+                            .executeQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                    + "WHERE state = 'active' AND wait_event_type = 'Lock' AND query LIKE '%" + schema
+                                    + "%'")) {
                 assertThat(rs.next()).isTrue();
                 assertThat(rs.getBoolean(1)).as("firing backend terminated").isTrue();
             }
             firer.close(); // the node is gone before the lock is released: it cannot retry
             lock.rollback();
         }
-        assertThat(count("SELECT count(*) FROM " + schema + ".job")).as("nothing of the firing committed").isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".job"))
+                .as("nothing of the firing committed")
+                .isZero();
         assertThat(nextRunAt("s02")).as("the instant is still due").isEqualTo(n0);
 
         Set<Long> ran = ConcurrentHashMap.newKeySet();
         HikariDataSource survivorPool = closeLater(PG.newPool("s02-survivor", 8));
-        startNode(nodeBuilder("survivor", survivorPool).application("svc", "1").schedule(S02)
+        startNode(nodeBuilder("survivor", survivorPool)
+                .application("svc", "1")
+                .schedule(S02)
                 .worker(fastWorker("default", 2).build())
                 .handle("s02.job", Object.class, (p, ctx) -> ran.add(ctx.jobId())));
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> firedInstants("s02", "s02.job").contains(n0));
-        long id = jobsOfKind("s02.job").stream().filter(j -> dueOf("s02", j.key()).equals(n0)).findFirst()
-                .orElseThrow().id();
+        long id = jobsOfKind("s02.job").stream()
+                .filter(j -> dueOf("s02", j.key()).equals(n0))
+                .findFirst()
+                .orElseThrow()
+                .id();
         awaitJobState(id, JobState.SUCCEEDED);
         assertThat(ran).contains(id);
         assertThat(firedInstants("s02", "s02.job")).doesNotHaveDuplicates();
     }
 
     private void awaitJobState(long id, JobState state) {
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> jobsApi().get(id).map(j -> j.state() == state).orElse(false));
     }
 
     private Process startChild(String nodeId) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = List.of(java, "-cp", System.getProperty("java.class.path"),
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", ScheduleNodeProcess.class.getName(), PG.jdbcUrl(),
-                schema, nodeId, PG.pooled() ? "poll" : "auto");
+        List<String> cmd = List.of(
+                java,
+                "-cp",
+                System.getProperty("java.class.path"),
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                ScheduleNodeProcess.class.getName(),
+                PG.jdbcUrl(),
+                schema,
+                nodeId,
+                PG.pooled() ? "poll" : "auto");
         return new ProcessBuilder(cmd).redirectErrorStream(true).start();
     }
 
     private static void readChild(Process child, CompletableFuture<Long> claimed, List<String> output) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader r =
+                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
                 System.out.println("[s02-child] " + line);

@@ -59,29 +59,45 @@ class ScheduleFiringTest extends ScheduleTestSupport {
         List<Baton> nodes = new ArrayList<>();
         for (String id : new String[] {"n1", "n2", "n3"}) {
             HikariDataSource ds = closeLater(PG.newPool("s01-" + id, 8));
-            nodes.add(startNode(nodeBuilder(id, ds).application("svc", "1")
+            nodes.add(startNode(nodeBuilder(id, ds)
+                    .application("svc", "1")
                     .worker(fastWorker("default", 3).build())
-                    .handle("s01.tick", Object.class, (p, ctx) ->
-                            handled.computeIfAbsent(ctx.jobId(), k -> new AtomicInteger()).incrementAndGet())
+                    .handle(
+                            "s01.tick",
+                            Object.class,
+                            (p, ctx) -> handled.computeIfAbsent(ctx.jobId(), k -> new AtomicInteger())
+                                    .incrementAndGet())
                     .schedule(Schedule.every("s01", EVERY).job("s01.tick", null))));
         }
         // At least 10 due instants fired, and everything fired so far has run.
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(50))
                 .until(() -> jobsOfKind("s01.tick").size() >= 10);
         nodes.forEach(Baton::close); // stop firing: the set below is final
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> jobsOfKind("s01.tick")
-                .stream().allMatch(j -> !j.state().equals("running")));
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() ->
+                        jobsOfKind("s01.tick").stream().allMatch(j -> !j.state().equals("running")));
 
         List<FiredJob> jobs = jobsOfKind("s01.tick");
         List<Instant> instants = firedInstants("s01", "s01.tick");
         assertThat(new HashSet<>(instants)).as("one job per due instant").hasSize(jobs.size());
         Instant first = instants.stream().min(Instant::compareTo).orElseThrow();
         Instant last = instants.stream().max(Instant::compareTo).orElseThrow();
-        assertThat(first.toEpochMilli() % EVERY.toMillis()).as("aligned to the epoch").isZero();
-        assertThat(new HashSet<>(instants)).as("every instant from the first to the last, once")
+        assertThat(first.toEpochMilli() % EVERY.toMillis())
+                .as("aligned to the epoch")
+                .isZero();
+        assertThat(new HashSet<>(instants))
+                .as("every instant from the first to the last, once")
                 .isEqualTo(new HashSet<>(grid(first, last.plus(EVERY), EVERY)));
-        assertThat(jobs).filteredOn(j -> j.state().equals("succeeded")).extracting(FiredJob::id)
-                .allSatisfy(id -> assertThat(handled.get(id)).as("job %d handled once", id).hasValue(1));
+        assertThat(jobs)
+                .filteredOn(j -> j.state().equals("succeeded"))
+                .extracting(FiredJob::id)
+                .allSatisfy(id -> assertThat(handled.get(id))
+                        .as("job %d handled once", id)
+                        .hasValue(1));
         assertThat(handled.keySet()).isSubsetOf(jobs.stream().map(FiredJob::id).toList());
         assertThat(info("s01").declaredBy()).containsExactly("1");
     }
@@ -95,8 +111,10 @@ class ScheduleFiringTest extends ScheduleTestSupport {
      */
     @Test
     void S01_racingSchedulersBlockedOnTheSameInstantFireItOnce() throws Exception {
-        Schedule s = Schedule.every("s01race", Duration.ofMillis(200)).job("s01race.tick", null)
-                .misfire(MisfirePolicy.SKIP).misfireThreshold(Duration.ofMillis(300));
+        Schedule s = Schedule.every("s01race", Duration.ofMillis(200))
+                .job("s01race.tick", null)
+                .misfire(MisfirePolicy.SKIP)
+                .misfireThreshold(Duration.ofMillis(300));
         schedulesApi().declare("svc", "1", List.of(s));
         Instant n0 = nextRunAt("s01race");
         awaitDbClock(n0.plusMillis(6 * 200)); // an outage: several instants are older than the threshold
@@ -108,31 +126,38 @@ class ScheduleFiringTest extends ScheduleTestSupport {
         ExecutorService exec = Executors.newFixedThreadPool(2);
         try (Connection lock = pool.getConnection()) {
             lock.setAutoCommit(false);
-            try (PreparedStatement ps = lock.prepareStatement("SELECT next_run_at FROM " + schema
-                    + ".schedule WHERE name = 's01race' FOR UPDATE")) {
+            try (PreparedStatement ps = lock.prepareStatement(
+                    "SELECT next_run_at FROM " + schema + ".schedule WHERE name = 's01race' FOR UPDATE")) {
                 ps.executeQuery().close();
             }
             Future<Integer> ra = exec.submit(a::runOnce);
             Future<Integer> rb = exec.submit(b::runOnce);
             // Both are inside their firing transaction for the same instant, blocked.
-            Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(10))
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(10))
                     .until(() -> backendsWaitingOnLock() == 2);
             lock.commit();
             int fa = ra.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
             int fb = rb.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
 
-            assertThat(jobsOfKind("s01race.tick")).as("one job per instant: the loser's jobs rolled back or deduplicated")
+            assertThat(jobsOfKind("s01race.tick"))
+                    .as("one job per instant: the loser's jobs rolled back or deduplicated")
                     .hasSize(Math.max(fa, fb));
             List<Instant> fired = firedInstants("s01race", "s01race.tick");
             ScheduleInfo info = info("s01race");
             List<Instant> advancedOver = grid(n0, info.nextRunAt(), Duration.ofMillis(200));
             assertThat(fired).as("one job per instant").doesNotHaveDuplicates().isNotEmpty();
-            assertThat(List.of(fa, fb)).as("exactly one scheduler fired; the other lost the CAS")
+            assertThat(List.of(fa, fb))
+                    .as("exactly one scheduler fired; the other lost the CAS")
                     .containsExactlyInAnyOrder(0, fired.size());
-            assertThat(info.misfiredTotal()).as("dropped instants, counted once").isPositive()
+            assertThat(info.misfiredTotal())
+                    .as("dropped instants, counted once")
+                    .isPositive()
                     .isEqualTo(advancedOver.size() - fired.size());
             assertThat(advancedOver).containsAll(fired);
-            assertThat(info.lastDueAt()).contains(fired.stream().max(Instant::compareTo).orElseThrow());
+            assertThat(info.lastDueAt())
+                    .contains(fired.stream().max(Instant::compareTo).orElseThrow());
         } finally {
             exec.shutdownNow();
         }
@@ -156,7 +181,8 @@ class ScheduleFiringTest extends ScheduleTestSupport {
         for (Schedule d : defs) {
             firstDue.put(d.name(), nextRunAt(d.name()));
         }
-        Instant end = firstDue.values().stream().max(Instant::compareTo).orElseThrow().plus(every.multipliedBy(10));
+        Instant end =
+                firstDue.values().stream().max(Instant::compareTo).orElseThrow().plus(every.multipliedBy(10));
 
         HikariDataSource dsA = closeLater(PG.newPool("s01-a", 3));
         HikariDataSource dsB = closeLater(PG.newPool("s01-b", 3));
@@ -203,22 +229,28 @@ class ScheduleFiringTest extends ScheduleTestSupport {
         int total = 0;
         for (Schedule d : defs) {
             List<Instant> instants = grid(firstDue.get(d.name()), nextRunAt(d.name()), every);
-            assertThat(jobsOfKind(d.name() + ".tick")).as("%s: one job per instant advanced over", d.name())
+            assertThat(jobsOfKind(d.name() + ".tick"))
+                    .as("%s: one job per instant advanced over", d.name())
                     .hasSize(instants.size());
             List<Instant> fired = firedInstants(d.name(), d.name() + ".tick");
             Instant next = nextRunAt(d.name());
-            assertThat(fired).as("%s: one job per instant", d.name()).doesNotHaveDuplicates()
+            assertThat(fired)
+                    .as("%s: one job per instant", d.name())
+                    .doesNotHaveDuplicates()
                     .containsExactlyInAnyOrderElementsOf(grid(firstDue.get(d.name()), next, every));
             assertThat(fired.size()).as("%s: instants fired", d.name()).isGreaterThanOrEqualTo(10);
             total += fired.size();
         }
-        assertThat(reported.get()).as("jobs the schedulers reported firing = jobs enqueued").isEqualTo(total);
+        assertThat(reported.get())
+                .as("jobs the schedulers reported firing = jobs enqueued")
+                .isEqualTo(total);
         assertThat(count("SELECT count(*) FROM " + schema + ".job")).isEqualTo(total);
     }
 
     private Instant minNextRun() throws Exception {
         try (Connection c = pool.getConnection();
-             ResultSet rs = c.createStatement().executeQuery("SELECT min(next_run_at) FROM " + schema + ".schedule")) {
+                ResultSet rs =
+                        c.createStatement().executeQuery("SELECT min(next_run_at) FROM " + schema + ".schedule")) {
             rs.next();
             return rs.getTimestamp(1).toInstant();
         }

@@ -30,14 +30,24 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
     @Test
     void S07_aScheduleThatCannotFireIsReportedAndRetriedWhileTheOthersFireOnTime() throws Exception {
         Schedules schedules = Baton.builder(appPool).schema(schema).build().schedules();
-        schedules.declare("svc", "1", List.of(Schedule.every("tick", Duration.ofMillis(200)).job("tick", null)));
+        schedules.declare(
+                "svc",
+                "1",
+                List.of(Schedule.every("tick", Duration.ofMillis(200)).job("tick", null)));
         insertBroken("zone", "cron", "* * * * *", "Mars/Olympus_Mons");
         insertBroken("spec", "interval", "every-now-and-then", "UTC");
         insertBroken(LONG_NAME, "interval", "1000", "UTC");
         List<String> failed = new CopyOnWriteArrayList<>();
         // A poll interval of 10 s: the first backoff (one poll interval) outlasts this test's passes.
-        Scheduler scheduler = new Scheduler(appPool, schedules, new JobStore(schema), Notifier.polling(),
-                Duration.ofSeconds(10), "svc", "1", new BatonMetrics() {
+        Scheduler scheduler = new Scheduler(
+                appPool,
+                schedules,
+                new JobStore(schema),
+                Notifier.polling(),
+                Duration.ofSeconds(10),
+                "svc",
+                "1",
+                new BatonMetrics() {
                     @Override
                     public void scheduleFailed(String schedule) {
                         failed.add(schedule);
@@ -51,8 +61,10 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
         assertThat(zone.failing()).isTrue();
         assertThat(zone.errorCount()).isEqualTo(1);
         assertThat(zone.lastError()).hasValueSatisfying(e -> assertThat(e).contains("Mars/Olympus_Mons"));
-        assertThat(info("spec").lastError()).hasValueSatisfying(e -> assertThat(e).contains("every-now-and-then"));
-        assertThat(info(LONG_NAME).lastError()).hasValueSatisfying(e -> assertThat(e).contains("150 characters"));
+        assertThat(info("spec").lastError())
+                .hasValueSatisfying(e -> assertThat(e).contains("every-now-and-then"));
+        assertThat(info(LONG_NAME).lastError())
+                .hasValueSatisfying(e -> assertThat(e).contains("150 characters"));
         assertThat(info("tick").failing()).isFalse();
 
         // The next instant of tick: it fires again; the broken ones wait out their backoff meanwhile.
@@ -60,12 +72,15 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
         awaitDbClock(next);
         scheduler.runOnce();
         assertThat(nextRunAt("tick")).isAfter(next);
-        assertThat(info("zone").errorCount()).as("still waiting out its backoff").isEqualTo(1);
+        assertThat(info("zone").errorCount())
+                .as("still waiting out its backoff")
+                .isEqualTo(1);
         assertThat(failed).hasSize(3);
 
         // Once its backoff is over it is tried again, and reported again: never silently stuck.
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "UPDATE " + schema + ".schedule SET retry_at = clock_timestamp() WHERE name = 'zone'")) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(
+                        "UPDATE " + schema + ".schedule SET retry_at = clock_timestamp() WHERE name = 'zone'")) {
             ps.executeUpdate();
         }
         scheduler.runOnce();
@@ -83,24 +98,28 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
      */
     @Test
     void S07_namesTooLongForTheirDerivedKeysAreRefusedWhenDeclared() {
-        Schedule longest = Schedule.every("s".repeat(Schedule.MAX_NAME_LENGTH), Duration.ofMinutes(1)).job("k", null);
+        Schedule longest = Schedule.every("s".repeat(Schedule.MAX_NAME_LENGTH), Duration.ofMinutes(1))
+                .job("k", null);
         assertThat(longest.name()).hasSize(150);
         assertThatThrownBy(() -> Schedule.every("s".repeat(151), Duration.ofMinutes(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 150 characters")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1 to 150 characters")
                 .hasMessageContaining("151");
         assertThatThrownBy(() -> Schedule.cron("s".repeat(151), "* * * * *"))
                 .hasMessageContaining("1 to 150 characters");
-        assertThatThrownBy(() -> Baton.builder(appPool).sweep("w".repeat(Baton.MAX_SWEEP_NAME_LENGTH + 1),
-                Duration.ofMinutes(1), ctx -> { })).hasMessageContaining("sweep name must be 1 to 144 characters");
+        assertThatThrownBy(() -> Baton.builder(appPool)
+                        .sweep("w".repeat(Baton.MAX_SWEEP_NAME_LENGTH + 1), Duration.ofMinutes(1), ctx -> {}))
+                .hasMessageContaining("sweep name must be 1 to 144 characters");
     }
 
     /** A schedule row as another version (or a corrupted table) left it, due a minute ago. */
     private void insertBroken(String name, String specKind, String spec, String zone) throws Exception {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema
-                + ".schedule (name, owner_app, spec_kind, spec, time_zone, job_kind, job_queue, job_payload, job_priority, "
-                + "job_max_attempts, misfire_policy, misfire_threshold_ms, declared_by, definition_version, next_run_at) "
-                + "VALUES (?, 'svc', ?, ?, ?, 'broken', 'default', 'null', 50, 3, 'run_once', 60000, ARRAY['1'], '1', "
-                + "clock_timestamp() - interval '1 minute')")) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema
+                        + ".schedule (name, owner_app, spec_kind, spec, time_zone, job_kind, job_queue, job_payload, job_priority, "
+                        + "job_max_attempts, misfire_policy, misfire_threshold_ms, declared_by, definition_version, next_run_at) "
+                        + "VALUES (?, 'svc', ?, ?, ?, 'broken', 'default', 'null', 50, 3, 'run_once', 60000, ARRAY['1'], '1', "
+                        + "clock_timestamp() - interval '1 minute')")) {
             ps.setString(1, name);
             ps.setString(2, specKind);
             ps.setString(3, spec);

@@ -36,8 +36,8 @@ class ScheduleMisfireTest extends ScheduleTestSupport {
     /** S03: SKIP: nothing fires for the missed period; every missed instant is counted as dropped. */
     @Test
     void S03_skip_noJobForTheMissedPeriod_dropsRecorded() throws Exception {
-        Recovery r = outageThenRecover(n -> base(n).misfire(MisfirePolicy.SKIP), THRESHOLD, 110, 200,
-                Recovery::allMissed);
+        Recovery r =
+                outageThenRecover(n -> base(n).misfire(MisfirePolicy.SKIP), THRESHOLD, 110, 200, Recovery::allMissed);
         assertThat(r.missed).hasSizeGreaterThanOrEqualTo(OUTAGE_INSTANTS);
         assertThat(r.fired).isEmpty();
         assertThat(r.info.misfiredTotal()).isEqualTo(r.missed.size());
@@ -66,7 +66,11 @@ class ScheduleMisfireTest extends ScheduleTestSupport {
     @Test
     void S03_runOnce_aTimelyInstantAtRecoveryIsTheOneRun() throws Exception {
         Duration threshold = Duration.ofMillis(200);
-        Recovery r = outageThenRecover(n -> base(n).misfireThreshold(threshold), threshold, 20, 120,
+        Recovery r = outageThenRecover(
+                n -> base(n).misfireThreshold(threshold),
+                threshold,
+                20,
+                120,
                 rec -> rec.ambiguous.isEmpty() && rec.timely.size() == 1);
         assertThat(r.missed).hasSizeGreaterThanOrEqualTo(OUTAGE_INSTANTS);
         assertThat(r.fired).containsExactlyElementsOf(r.timely);
@@ -78,8 +82,9 @@ class ScheduleMisfireTest extends ScheduleTestSupport {
     void S03_catchUp3_exactlyThreeJobsForTheMissedPeriod_oldestDropped() throws Exception {
         Recovery r = outageThenRecover(n -> base(n).catchUp(3), THRESHOLD, 110, 200, Recovery::allMissed);
         assertThat(r.missed).hasSizeGreaterThanOrEqualTo(OUTAGE_INSTANTS);
-        assertThat(r.fired).as("in enqueue (id) order").containsExactlyElementsOf(r.missed.subList(r.missed.size() - 3,
-                r.missed.size()));
+        assertThat(r.fired)
+                .as("in enqueue (id) order")
+                .containsExactlyElementsOf(r.missed.subList(r.missed.size() - 3, r.missed.size()));
         assertThat(r.info.misfiredTotal()).isEqualTo(r.missed.size() - 3);
         assertThat(r.info.misfirePolicy()).isEqualTo("catch_up");
         r.assertTimelyInstantAfterRecoveryFires(this);
@@ -117,7 +122,8 @@ class ScheduleMisfireTest extends ScheduleTestSupport {
             firedNow.removeAll(fired);
             List<Instant> over = grid(next, after.nextRunAt(), EVERY);
             assertThat(firedNow.size() + (after.misfiredTotal() - info.misfiredTotal()))
-                    .as("each instant after recovery fired or dropped, once").isEqualTo(over.size());
+                    .as("each instant after recovery fired or dropped, once")
+                    .isEqualTo(over.size());
             if (!next.isBefore(after.lastFiredAt().orElseThrow().minus(threshold))) {
                 assertThat(firedNow).contains(next);
             }
@@ -130,8 +136,9 @@ class ScheduleMisfireTest extends ScheduleTestSupport {
      * {@code lo} and {@code hi} ms after an instant, then fires once. Repeats on a fresh schedule
      * (up to 5 times) until {@code clean} holds for the observed split.
      */
-    private Recovery outageThenRecover(Function<String, Schedule> def, Duration threshold, long lo, long hi,
-                                       Predicate<Recovery> clean) throws Exception {
+    private Recovery outageThenRecover(
+            Function<String, Schedule> def, Duration threshold, long lo, long hi, Predicate<Recovery> clean)
+            throws Exception {
         for (int attempt = 1; attempt <= 5; attempt++) {
             String name = "s03a" + attempt;
             Schedule s = def.apply(name);
@@ -165,12 +172,14 @@ class ScheduleMisfireTest extends ScheduleTestSupport {
             }
             r.fired = firedInstants(name, name + ".job");
             // Whatever the split: each instant advanced over is either fired or counted, once.
-            assertThat(r.fired.size() + r.info.misfiredTotal()).as("fired + dropped")
+            assertThat(r.fired.size() + r.info.misfiredTotal())
+                    .as("fired + dropped")
                     .isEqualTo(r.missed.size() + r.timely.size() + r.ambiguous.size());
             if (clean.test(r)) {
                 return r;
             }
-            System.out.printf("S03: unclear split on attempt %d (missed %s, timely %s, ambiguous %s); again%n",
+            System.out.printf(
+                    "S03: unclear split on attempt %d (missed %s, timely %s, ambiguous %s); again%n",
                     attempt, r.missed, r.timely, r.ambiguous);
             schedulesApi().pause(name);
         }

@@ -18,14 +18,25 @@ public final class ScheduleNodeProcess {
         String nodeId = args[2];
         boolean poll = args.length > 3 && args[3].equals("poll");
         HikariDataSource ds = ChildPool.open(url, nodeId, 8);
-        Baton baton = Baton.builder(ds).schema(schema).nodeId(nodeId).application("svc", "1")
+        Baton baton = Baton.builder(ds)
+                .schema(schema)
+                .nodeId(nodeId)
+                .application("svc", "1")
                 .nodeHeartbeat(Duration.ofMillis(200))
                 .notifications(poll ? NotificationMode.POLL : NotificationMode.AUTO)
-                .maintenance(LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))
-                        .renewInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(100)).build())
-                .worker(WorkerConfig.builder().queue("default", 1).jobLease(Duration.ofSeconds(2))
-                        .heartbeatInterval(Duration.ofMillis(150)).pollInterval(Duration.ofMillis(50))
-                        .rescueInterval(Duration.ofMillis(200)).drainTimeout(Duration.ofMillis(300)).build())
+                .maintenance(LeadershipConfig.builder()
+                        .leaseTtl(Duration.ofSeconds(1))
+                        .renewInterval(Duration.ofMillis(200))
+                        .pollInterval(Duration.ofMillis(100))
+                        .build())
+                .worker(WorkerConfig.builder()
+                        .queue("default", 1)
+                        .jobLease(Duration.ofSeconds(2))
+                        .heartbeatInterval(Duration.ofMillis(150))
+                        .pollInterval(Duration.ofMillis(50))
+                        .rescueInterval(Duration.ofMillis(200))
+                        .drainTimeout(Duration.ofMillis(300))
+                        .build())
                 .schedule(ScheduleFiredNodeDiesTest.S02)
                 .handle("s02.job", Object.class, (p, ctx) -> {
                     System.out.println("CLAIMED " + ctx.jobId());

@@ -21,8 +21,11 @@ class ScheduleOutageTest extends ScheduleTestSupport {
     private static final Schedule A = Schedule.cron("A", "0 3 * * *").job("a", null);
 
     @Test
-    void S05_aNodesOwnVersionIsNeverOrphaned_andAScheduleDisabledWhileNodesLookedStaleIsEnabledAgain() throws Exception {
-        Baton v1 = startNode(nodeBuilder("v1-a", closeLater(PG.newPool("outage-v1", 6))).application("svc", "1").schedule(A));
+    void S05_aNodesOwnVersionIsNeverOrphaned_andAScheduleDisabledWhileNodesLookedStaleIsEnabledAgain()
+            throws Exception {
+        Baton v1 = startNode(nodeBuilder("v1-a", closeLater(PG.newPool("outage-v1", 6)))
+                .application("svc", "1")
+                .schedule(A));
         v1.close(); // no node row is live now, as after an outage long enough for every heartbeat to look stale
         assertThat(info("A").enabled()).isTrue();
 
@@ -34,16 +37,21 @@ class ScheduleOutageTest extends ScheduleTestSupport {
         assertThat(schedulesApi().disableOrphans("svc", "2")).containsExactly("A");
         assertThat(info("A").enabled()).isFalse();
         // ... and as soon as a live version-1 node reconciles, A is enabled again.
-        assertThat(schedulesApi().enableDeclared("svc", "2")).as("version 2 does not declare A").isEmpty();
+        assertThat(schedulesApi().enableDeclared("svc", "2"))
+                .as("version 2 does not declare A")
+                .isEmpty();
         assertThat(schedulesApi().enableDeclared("svc", "1")).containsExactly("A");
         assertThat(info("A").enabled()).isTrue();
 
         // The same through a live node's heartbeat row: a running version-1 node (its row fresh) re-enables A
         // for a caller of another version too.
         schedulesApi().disableOrphans("svc", "2");
-        startNode(nodeBuilder("v1-b", closeLater(PG.newPool("outage-v1b", 6))).application("svc", "1").schedule(A));
+        startNode(nodeBuilder("v1-b", closeLater(PG.newPool("outage-v1b", 6)))
+                .application("svc", "1")
+                .schedule(A));
         assertThat(info("A").enabled()).as("declaring on start enables it").isTrue();
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
             s.execute("UPDATE " + schema + ".schedule SET enabled = false WHERE name = 'A'");
         }
         assertThat(schedulesApi().enableDeclared("svc", "2")).containsExactly("A");

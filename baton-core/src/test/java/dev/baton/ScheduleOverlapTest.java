@@ -36,15 +36,23 @@ class ScheduleOverlapTest extends ScheduleTestSupport {
         try {
             // Three more instants fired while the first run is blocked: jobs were waiting to be claimed
             // by two idle workers (polling every 50 ms) for over 600 ms.
-            Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> w.maxRunning.get() > 1
-                    || jobsOfKind("s06.job").size() >= 4 && w.running.get() == 1);
-            assertThat(w.maxRunning.get()).as("most runs of the schedule at once").isEqualTo(1);
-            assertThat(jobsOfKind("s06.job")).filteredOn(j -> j.state().equals("available")).hasSizeGreaterThanOrEqualTo(2);
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> w.maxRunning.get() > 1 || jobsOfKind("s06.job").size() >= 4 && w.running.get() == 1);
+            assertThat(w.maxRunning.get())
+                    .as("most runs of the schedule at once")
+                    .isEqualTo(1);
+            assertThat(jobsOfKind("s06.job"))
+                    .filteredOn(j -> j.state().equals("available"))
+                    .hasSizeGreaterThanOrEqualTo(2);
             long samplesBefore = w.samples.get();
             // Let the runs go; they now follow each other.
             w.release.countDown();
             Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> w.handled.get() >= 6);
-            Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .pollInterval(Duration.ofMillis(20))
                     .until(() -> w.samples.get() >= samplesBefore + 20);
         } finally {
             w.stop();
@@ -86,27 +94,33 @@ class ScheduleOverlapTest extends ScheduleTestSupport {
         Watch w = new Watch();
         w.watcher = Executors.newSingleThreadScheduledExecutor();
         HikariDataSource watchPool = closeLater(PG.newPool(name + "-watch", 1));
-        w.watcher.scheduleAtFixedRate(() -> {
-            try (Connection c = watchPool.getConnection();
-                 PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + schema
-                         + ".job WHERE state = 'running' AND kind = ?")) {
-                ps.setString(1, name + ".job");
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    long n = rs.getLong(1);
-                    w.running.set(n);
-                    w.maxRunning.accumulateAndGet(n, Math::max);
-                    w.samples.incrementAndGet();
-                }
-            } catch (Exception e) {
-                w.error.compareAndSet(null, e);
-            }
-        }, 0, 10, TimeUnit.MILLISECONDS);
+        w.watcher.scheduleAtFixedRate(
+                () -> {
+                    try (Connection c = watchPool.getConnection();
+                            PreparedStatement ps = c.prepareStatement(
+                                    "SELECT count(*) FROM " + schema + ".job WHERE state = 'running' AND kind = ?")) {
+                        ps.setString(1, name + ".job");
+                        try (ResultSet rs = ps.executeQuery()) {
+                            rs.next();
+                            long n = rs.getLong(1);
+                            w.running.set(n);
+                            w.maxRunning.accumulateAndGet(n, Math::max);
+                            w.samples.incrementAndGet();
+                        }
+                    } catch (Exception e) {
+                        w.error.compareAndSet(null, e);
+                    }
+                },
+                0,
+                10,
+                TimeUnit.MILLISECONDS);
         for (String id : new String[] {"w1", "w2"}) {
             HikariDataSource ds = closeLater(PG.newPool(name + "-" + id, 10));
-            startNode(nodeBuilder(id, ds).application("svc", "1")
+            startNode(nodeBuilder(id, ds)
+                    .application("svc", "1")
                     .worker(fastWorker("default", 3).build())
-                    .schedule(Schedule.every(name, Duration.ofMillis(300)).job(name + ".job", null)
+                    .schedule(Schedule.every(name, Duration.ofMillis(300))
+                            .job(name + ".job", null)
                             .allowOverlap(allowOverlap))
                     .handle(name + ".job", Object.class, (p, ctx) -> {
                         while (!w.release.await(20, TimeUnit.MILLISECONDS) && !ctx.isCancelled()) {

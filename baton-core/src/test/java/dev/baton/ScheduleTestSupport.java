@@ -21,16 +21,24 @@ abstract class ScheduleTestSupport extends DbTest {
 
     /** A node builder on this test's schema; LISTEN only where it can work (not through PgBouncer). */
     Baton.Builder nodeBuilder(String id, DataSource ds) {
-        return Baton.builder(ds).schema(schema).nodeId(id).nodeHeartbeat(Duration.ofMillis(200))
-                .testHooks(points::reach).maintenance(fastLeadership())
+        return Baton.builder(ds)
+                .schema(schema)
+                .nodeId(id)
+                .nodeHeartbeat(Duration.ofMillis(200))
+                .testHooks(points::reach)
+                .maintenance(fastLeadership())
                 .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO);
     }
 
     /** Job lease 2 s, heartbeat 150 ms, poll 50 ms, rescue every 200 ms, drain 300 ms. */
     static WorkerConfig.Builder fastWorker(String queue, int concurrency) {
-        return WorkerConfig.builder().queue(queue, concurrency).jobLease(Duration.ofSeconds(2))
-                .heartbeatInterval(Duration.ofMillis(150)).pollInterval(Duration.ofMillis(50))
-                .rescueInterval(Duration.ofMillis(200)).drainTimeout(Duration.ofMillis(300));
+        return WorkerConfig.builder()
+                .queue(queue, concurrency)
+                .jobLease(Duration.ofSeconds(2))
+                .heartbeatInterval(Duration.ofMillis(150))
+                .pollInterval(Duration.ofMillis(50))
+                .rescueInterval(Duration.ofMillis(200))
+                .drainTimeout(Duration.ofMillis(300));
     }
 
     /** Builds and starts the node; it is closed after the test (before pools registered earlier). */
@@ -51,8 +59,8 @@ abstract class ScheduleTestSupport extends DbTest {
     /** A scheduler of application {@code app} on {@code ds}, as a node would run it, but not under the lease. */
     Scheduler scheduler(DataSource ds, String app) {
         Schedules s = Baton.builder(ds).schema(schema).build().schedules();
-        return new Scheduler(ds, s, new JobStore(schema), Notifier.polling(), Duration.ofMillis(100), app, "0",
-                BatonMetrics.NONE);
+        return new Scheduler(
+                ds, s, new JobStore(schema), Notifier.polling(), Duration.ofMillis(100), app, "0", BatonMetrics.NONE);
     }
 
     /** Holds the scheduler's leader lease for the rest of the test, so no node fires: the test does. */
@@ -79,7 +87,8 @@ abstract class ScheduleTestSupport extends DbTest {
     }
 
     Optional<Instant> instantOf(String sql, String param) throws SQLException {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, param);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next() || rs.getTimestamp(1) == null) {
@@ -91,7 +100,9 @@ abstract class ScheduleTestSupport extends DbTest {
     }
 
     ScheduleInfo info(String name) {
-        return schedulesApi().list(null, 100).items().stream().filter(i -> i.name().equals(name)).findFirst()
+        return schedulesApi().list(null, 100).items().stream()
+                .filter(i -> i.name().equals(name))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no schedule " + name));
     }
 
@@ -112,8 +123,8 @@ abstract class ScheduleTestSupport extends DbTest {
     List<FiredJob> jobsOfKind(String kind) throws SQLException {
         List<FiredJob> out = new ArrayList<>();
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT id, idempotency_key, state FROM " + schema
-                     + ".job WHERE kind = ? AND coalesce(idempotency_key, '') NOT LIKE '%:manual:%' ORDER BY id")) {
+                PreparedStatement ps = c.prepareStatement("SELECT id, idempotency_key, state FROM " + schema
+                        + ".job WHERE kind = ? AND coalesce(idempotency_key, '') NOT LIKE '%:manual:%' ORDER BY id")) {
             ps.setString(1, kind);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -145,8 +156,9 @@ abstract class ScheduleTestSupport extends DbTest {
     /** Backends of this test's schema waiting on a lock (pg_stat_activity; server side, so pooled too). */
     long backendsWaitingOnLock() throws SQLException {
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
-                     + "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND query LIKE ?")) {
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                                + "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND query LIKE ?")) {
             ps.setString(1, "%" + schema + "%"); // statements name it quoted: "schema".table
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();

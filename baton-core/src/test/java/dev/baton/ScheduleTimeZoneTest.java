@@ -40,13 +40,17 @@ class ScheduleTimeZoneTest extends ScheduleTestSupport {
         assertThat(s.nextAfter(Instant.parse("2024-01-15T12:00:00Z"))).contains(Instant.parse("2024-01-16T08:00:00Z"));
         assertThat(s.nextAfter(Instant.parse("2024-07-15T12:00:00Z"))).contains(Instant.parse("2024-07-16T07:00:00Z"));
         // March: the day before the change is winter time, the change day (02:00 → 03:00) and after are summer.
-        assertThat(chain(s, Instant.parse("2024-03-29T12:00:00Z"), 3)).containsExactly(
-                Instant.parse("2024-03-30T08:00:00Z"), Instant.parse("2024-03-31T07:00:00Z"),
-                Instant.parse("2024-04-01T07:00:00Z"));
+        assertThat(chain(s, Instant.parse("2024-03-29T12:00:00Z"), 3))
+                .containsExactly(
+                        Instant.parse("2024-03-30T08:00:00Z"),
+                        Instant.parse("2024-03-31T07:00:00Z"),
+                        Instant.parse("2024-04-01T07:00:00Z"));
         // October: the day before is summer time; the change day (03:00 → 02:00) and after are winter.
-        assertThat(chain(s, Instant.parse("2024-10-25T12:00:00Z"), 3)).containsExactly(
-                Instant.parse("2024-10-26T07:00:00Z"), Instant.parse("2024-10-27T08:00:00Z"),
-                Instant.parse("2024-10-28T08:00:00Z"));
+        assertThat(chain(s, Instant.parse("2024-10-25T12:00:00Z"), 3))
+                .containsExactly(
+                        Instant.parse("2024-10-26T07:00:00Z"),
+                        Instant.parse("2024-10-27T08:00:00Z"),
+                        Instant.parse("2024-10-28T08:00:00Z"));
         for (Instant i : chain(s, Instant.parse("2024-03-20T00:00:00Z"), 230)) {
             assertThat(i.atZone(BERLIN).toLocalTime()).as("local time of %s", i).isEqualTo(LocalTime.of(9, 0));
         }
@@ -60,17 +64,19 @@ class ScheduleTimeZoneTest extends ScheduleTestSupport {
     void S04_newYork0230OnTheSpringForwardDayDoesNotFire() {
         Schedule s = Schedule.cron("s04", "30 2 * * *").zone("America/New_York");
         List<Instant> runs = chain(s, Instant.parse("2024-03-08T12:00:00Z"), 3);
-        assertThat(runs).containsExactly(Instant.parse("2024-03-09T07:30:00Z"), // 02:30 EST
-                Instant.parse("2024-03-11T06:30:00Z"), // 02:30 EDT, the day after the change
-                Instant.parse("2024-03-12T06:30:00Z"));
+        assertThat(runs)
+                .containsExactly(
+                        Instant.parse("2024-03-09T07:30:00Z"), // 02:30 EST
+                        Instant.parse("2024-03-11T06:30:00Z"), // 02:30 EDT, the day after the change
+                        Instant.parse("2024-03-12T06:30:00Z"));
         assertThat(runs).noneMatch(i -> i.atZone(NEW_YORK).toLocalDate().equals(LocalDate.of(2024, 3, 10)));
         // From anywhere on the change day, the next run is the day after.
         assertThat(s.nextAfter(Instant.parse("2024-03-10T06:59:59Z"))).contains(Instant.parse("2024-03-11T06:30:00Z"));
         assertThat(s.nextAfter(Instant.parse("2024-03-10T07:00:00Z"))).contains(Instant.parse("2024-03-11T06:30:00Z"));
         // An expression matching every hour steps over the missing hour: 01:30 EST, then 03:30 EDT.
         Schedule hourly = Schedule.cron("s04h", "30 * * * *").zone("America/New_York");
-        assertThat(chain(hourly, Instant.parse("2024-03-10T06:00:00Z"), 2)).containsExactly(
-                Instant.parse("2024-03-10T06:30:00Z"), Instant.parse("2024-03-10T07:30:00Z"));
+        assertThat(chain(hourly, Instant.parse("2024-03-10T06:00:00Z"), 2))
+                .containsExactly(Instant.parse("2024-03-10T06:30:00Z"), Instant.parse("2024-03-10T07:30:00Z"));
     }
 
     /**
@@ -83,37 +89,48 @@ class ScheduleTimeZoneTest extends ScheduleTestSupport {
     void S04_newYork0130OnTheFallBackDayFiresOnceAtItsFirstOccurrence() {
         Schedule s = Schedule.cron("s04", "30 1 * * *").zone("America/New_York");
         List<Instant> runs = chain(s, Instant.parse("2024-11-02T12:00:00Z"), 3);
-        assertThat(runs).containsExactly(Instant.parse("2024-11-03T05:30:00Z"), // 01:30 EDT (-04:00)
-                Instant.parse("2024-11-04T06:30:00Z"), // 01:30 EST (-05:00), next day
-                Instant.parse("2024-11-05T06:30:00Z"));
-        assertThat(runs).filteredOn(i -> i.atZone(NEW_YORK).toLocalDate().equals(LocalDate.of(2024, 11, 3)))
+        assertThat(runs)
+                .containsExactly(
+                        Instant.parse("2024-11-03T05:30:00Z"), // 01:30 EDT (-04:00)
+                        Instant.parse("2024-11-04T06:30:00Z"), // 01:30 EST (-05:00), next day
+                        Instant.parse("2024-11-05T06:30:00Z"));
+        assertThat(runs)
+                .filteredOn(i -> i.atZone(NEW_YORK).toLocalDate().equals(LocalDate.of(2024, 11, 3)))
                 .hasSize(1);
-        assertThat(s.nextAfter(Instant.parse("2024-11-03T05:45:00Z"))).as("chain started between the two")
+        assertThat(s.nextAfter(Instant.parse("2024-11-03T05:45:00Z")))
+                .as("chain started between the two")
                 .contains(Instant.parse("2024-11-03T06:30:00Z"));
         // Every hour: the repeated hour is two elapsed hours, two runs an hour apart.
         Schedule hourly = Schedule.cron("s04h", "30 * * * *").zone("America/New_York");
-        assertThat(chain(hourly, Instant.parse("2024-11-03T05:00:00Z"), 3)).containsExactly(
-                Instant.parse("2024-11-03T05:30:00Z"), Instant.parse("2024-11-03T06:30:00Z"),
-                Instant.parse("2024-11-03T07:30:00Z"));
+        assertThat(chain(hourly, Instant.parse("2024-11-03T05:00:00Z"), 3))
+                .containsExactly(
+                        Instant.parse("2024-11-03T05:30:00Z"),
+                        Instant.parse("2024-11-03T06:30:00Z"),
+                        Instant.parse("2024-11-03T07:30:00Z"));
     }
 
     /** S04: six fields put seconds first; the zone applies to them as to five. */
     @Test
     void S04_sixFieldCronHasSecondsFirst() {
         Schedule every15s = Schedule.cron("s04", "*/15 * * * * *");
-        assertThat(every15s.nextAfter(Instant.parse("2024-01-01T00:00:07Z"))).contains(Instant.parse("2024-01-01T00:00:15Z"));
-        assertThat(every15s.nextAfter(Instant.parse("2024-01-01T00:00:15Z"))).contains(Instant.parse("2024-01-01T00:00:30Z"));
+        assertThat(every15s.nextAfter(Instant.parse("2024-01-01T00:00:07Z")))
+                .contains(Instant.parse("2024-01-01T00:00:15Z"));
+        assertThat(every15s.nextAfter(Instant.parse("2024-01-01T00:00:15Z")))
+                .contains(Instant.parse("2024-01-01T00:00:30Z"));
         // Due instants are whole seconds whatever the fraction of the instant they follow (cron-utils
         // alone kept it for a "*" seconds field: 08.76855 s after 07.76855 s; fixed in Schedule.nextAfter).
         Schedule everySecond = Schedule.cron("s04", "* * * * * *").zone("Asia/Kolkata");
         assertThat(everySecond.nextAfter(Instant.parse("2024-01-01T00:00:07.768550Z")))
                 .contains(Instant.parse("2024-01-01T00:00:08Z"));
-        assertThat(everySecond.nextAfter(Instant.parse("2024-01-01T00:00:07Z"))).contains(Instant.parse("2024-01-01T00:00:08Z"));
+        assertThat(everySecond.nextAfter(Instant.parse("2024-01-01T00:00:07Z")))
+                .contains(Instant.parse("2024-01-01T00:00:08Z"));
         assertThat(Schedule.cron("s04", "* * * * *").nextAfter(Instant.parse("2024-01-01T00:00:59.999Z")))
                 .contains(Instant.parse("2024-01-01T00:01:00Z"));
         Schedule berlin = Schedule.cron("s04", "30 0 9 * * *").zone("Europe/Berlin");
-        assertThat(berlin.nextAfter(Instant.parse("2024-07-01T00:00:00Z"))).contains(Instant.parse("2024-07-01T07:00:30Z"));
-        assertThat(berlin.nextAfter(Instant.parse("2024-12-01T00:00:00Z"))).contains(Instant.parse("2024-12-01T08:00:30Z"));
+        assertThat(berlin.nextAfter(Instant.parse("2024-07-01T00:00:00Z")))
+                .contains(Instant.parse("2024-07-01T07:00:30Z"));
+        assertThat(berlin.nextAfter(Instant.parse("2024-12-01T00:00:00Z")))
+                .contains(Instant.parse("2024-12-01T08:00:30Z"));
         Schedule ny = Schedule.cron("s04", "0 30 2 * * *").zone("America/New_York");
         assertThat(ny.nextAfter(Instant.parse("2024-03-09T12:00:00Z"))).contains(Instant.parse("2024-03-11T06:30:00Z"));
     }
@@ -122,8 +139,10 @@ class ScheduleTimeZoneTest extends ScheduleTestSupport {
     @Test
     void S04_intervalsAreAlignedToTheEpoch() {
         Schedule five = Schedule.every("s04", Duration.ofMinutes(5));
-        assertThat(five.nextAfter(Instant.parse("2024-01-01T12:03:10Z"))).contains(Instant.parse("2024-01-01T12:05:00Z"));
-        assertThat(five.nextAfter(Instant.parse("2024-01-01T12:05:00Z"))).contains(Instant.parse("2024-01-01T12:10:00Z"));
+        assertThat(five.nextAfter(Instant.parse("2024-01-01T12:03:10Z")))
+                .contains(Instant.parse("2024-01-01T12:05:00Z"));
+        assertThat(five.nextAfter(Instant.parse("2024-01-01T12:05:00Z")))
+                .contains(Instant.parse("2024-01-01T12:10:00Z"));
         Schedule odd = Schedule.every("s04", Duration.ofMillis(7_300));
         Instant t = Instant.parse("2024-03-31T01:59:59.999Z");
         for (int i = 0; i < 100; i++) {
@@ -134,9 +153,11 @@ class ScheduleTimeZoneTest extends ScheduleTestSupport {
             t = n;
         }
         assertThat(Schedule.every("s04", Duration.ofHours(24)).nextAfter(Instant.parse("2024-10-27T01:30:00Z")))
-                .as("a 24 h interval is UTC midnight, whatever the zone's DST").contains(Instant.parse("2024-10-28T00:00:00Z"));
+                .as("a 24 h interval is UTC midnight, whatever the zone's DST")
+                .contains(Instant.parse("2024-10-28T00:00:00Z"));
         assertThatThrownBy(() -> Schedule.every("s04", Duration.ofHours(1)).zone("Europe/Berlin"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("only to cron");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("only to cron");
     }
 
     /**
@@ -146,22 +167,33 @@ class ScheduleTimeZoneTest extends ScheduleTestSupport {
      */
     @Test
     void S04_zoneSurvivesTheDatabaseAndTheScheduler() throws Exception {
-        schedulesApi().declare("svc", "1", List.of(
-                Schedule.cron("s04berlin", "0 9 * * *").zone("Europe/Berlin").job("s04.berlin", null),
-                Schedule.cron("s04kolkata", "* * * * * *").zone("Asia/Kolkata").job("s04.kolkata", null)));
+        schedulesApi()
+                .declare(
+                        "svc",
+                        "1",
+                        List.of(
+                                Schedule.cron("s04berlin", "0 9 * * *")
+                                        .zone("Europe/Berlin")
+                                        .job("s04.berlin", null),
+                                Schedule.cron("s04kolkata", "* * * * * *")
+                                        .zone("Asia/Kolkata")
+                                        .job("s04.kolkata", null)));
         Instant now = dbNow();
         ScheduleInfo berlin = info("s04berlin");
         assertThat(berlin.timeZone()).isEqualTo("Europe/Berlin");
         assertThat(berlin.specKind()).isEqualTo("cron");
         ZonedDateTime local = berlin.nextRunAt().atZone(BERLIN);
         assertThat(local.toLocalTime()).isEqualTo(LocalTime.of(9, 0));
-        assertThat(berlin.nextRunAt()).isAfter(now.minus(Duration.ofMinutes(1))).isBefore(now.plus(Duration.ofHours(25)));
+        assertThat(berlin.nextRunAt())
+                .isAfter(now.minus(Duration.ofMinutes(1)))
+                .isBefore(now.plus(Duration.ofHours(25)));
 
         Instant first = nextRunAt("s04kolkata");
         awaitDbClock(first.plusSeconds(2));
         assertThat(scheduler(pool, "svc").runOnce()).isGreaterThanOrEqualTo(3);
         List<Instant> fired = firedInstants("s04kolkata", "s04.kolkata");
-        assertThat(fired).startsWith(first, first.plusSeconds(1), first.plusSeconds(2))
+        assertThat(fired)
+                .startsWith(first, first.plusSeconds(1), first.plusSeconds(2))
                 .allSatisfy(i -> assertThat(i.getNano()).isZero());
         assertThat(nextRunAt("s04kolkata").getNano()).isZero();
     }

@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Test;
 class ScheduleVersionsTest extends ScheduleTestSupport {
     private static final Schedule A1 = Schedule.cron("A", "0 3 * * *").job("a.v1", null);
     private static final Schedule B = Schedule.cron("B", "0 4 * * *").job("b", null);
-    private static final Schedule A2 = Schedule.cron("A", "15 5 * * *").zone("Europe/Berlin").job("a.v2", null)
+    private static final Schedule A2 = Schedule.cron("A", "15 5 * * *")
+            .zone("Europe/Berlin")
+            .job("a.v2", null)
             .misfire(MisfirePolicy.SKIP);
     private static final Schedule C = Schedule.cron("C", "0 6 * * *").job("c", null);
 
@@ -55,7 +57,9 @@ class ScheduleVersionsTest extends ScheduleTestSupport {
         // A second v1 node starting while v2 runs does not rewrite A either.
         Baton v1b = node("v1-b", "svc", "1", A1, B);
         assertVersion2DefinesA();
-        assertThat(schedulesApi().list(null, 100).items()).extracting(ScheduleInfo::name).containsExactly("A", "B", "C");
+        assertThat(schedulesApi().list(null, 100).items())
+                .extracting(ScheduleInfo::name)
+                .containsExactly("A", "B", "C");
         assertThat(schedulesApi().list(null, 100).items()).allSatisfy(i -> {
             assertThat(i.enabled()).as("%s enabled", i.name()).isTrue();
             assertThat(i.ownerApp()).isEqualTo("svc");
@@ -71,7 +75,8 @@ class ScheduleVersionsTest extends ScheduleTestSupport {
         assertThat(info("B").enabled()).isTrue();
 
         // Another application can neither take A nor disable svc's schedules.
-        assertThatThrownBy(() -> node("other-a", "other", "9", Schedule.cron("A", "0 1 * * *").job("x", null)))
+        assertThatThrownBy(() -> node(
+                        "other-a", "other", "9", Schedule.cron("A", "0 1 * * *").job("x", null)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("belongs to application 'svc'");
         assertVersion2DefinesA();
@@ -93,7 +98,9 @@ class ScheduleVersionsTest extends ScheduleTestSupport {
         assertThat(schedulesApi().disableOrphans("other")).isEmpty();
         assertThat(info("A").enabled()).isTrue();
         assertThat(info("C").enabled()).isTrue();
-        assertThat(schedulesApi().list(null, 100).items()).extracting(ScheduleInfo::name).containsExactly("A", "B", "C", "X");
+        assertThat(schedulesApi().list(null, 100).items())
+                .extracting(ScheduleInfo::name)
+                .containsExactly("A", "B", "C", "X");
     }
 
     private void assertVersion2DefinesA() {

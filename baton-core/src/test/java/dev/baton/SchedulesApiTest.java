@@ -22,10 +22,13 @@ class SchedulesApiTest extends ScheduleTestSupport {
     void listPauseResumeTrigger() throws Exception {
         blockNodeSchedulers();
         HikariDataSource ds = closeLater(PG.newPool("api-node", 8));
-        Baton node = startNode(nodeBuilder("api-node", ds).application("svc", "3")
+        Baton node = startNode(nodeBuilder("api-node", ds)
+                .application("svc", "3")
                 .worker(fastWorker("default", 2).build())
-                .schedule(Schedule.every("api", EVERY).job("api.job", java.util.Map.of("k", 1)).priority(7))
-                .handle("api.job", Object.class, (p, ctx) -> { }));
+                .schedule(Schedule.every("api", EVERY)
+                        .job("api.job", java.util.Map.of("k", 1))
+                        .priority(7))
+                .handle("api.job", Object.class, (p, ctx) -> {}));
         Schedules api = node.schedules();
         Scheduler scheduler = scheduler(pool, "svc");
 
@@ -64,7 +67,9 @@ class SchedulesApiTest extends ScheduleTestSupport {
         assertThat(job.concurrencyKey()).contains("schedule:api");
         assertThat(job.priority()).isEqualTo(7);
         assertThat(job.payloadJson()).contains("\"k\"");
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> info("api").lastJobState().orElse(null) == JobState.SUCCEEDED);
 
         // Pause: nothing fires, the next run stays where it was, however much time passes.
@@ -82,7 +87,9 @@ class SchedulesApiTest extends ScheduleTestSupport {
         int caughtUp = scheduler.runOnce();
         assertThat(caughtUp).isGreaterThanOrEqualTo(4);
         List<Instant> instants = firedInstants("api", "api.job");
-        assertThat(instants).hasSize(jobsWhilePaused + caughtUp).doesNotHaveDuplicates()
+        assertThat(instants)
+                .hasSize(jobsWhilePaused + caughtUp)
+                .doesNotHaveDuplicates()
                 .containsAll(grid(pausedNext, info("api").nextRunAt(), EVERY));
 
         // Trigger: a job now, outside the timetable, which does not move the next run.
@@ -95,13 +102,16 @@ class SchedulesApiTest extends ScheduleTestSupport {
         assertThat(m.concurrencyKey()).contains("schedule:api");
         assertThat(m.priority()).isEqualTo(7);
         assertThat(info("api").nextRunAt()).isEqualTo(nextBefore);
-        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20))
                 .until(() -> jobsApi().get(manual.id()).orElseThrow().state() == JobState.SUCCEEDED);
 
         // Unknown names.
         assertThat(api.pause("nope")).isFalse();
         assertThat(api.resume("nope")).isFalse();
-        assertThatThrownBy(() -> api.trigger("nope")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> api.trigger("nope"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("no schedule named 'nope'");
     }
 }

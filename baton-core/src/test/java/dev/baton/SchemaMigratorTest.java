@@ -39,7 +39,8 @@ class SchemaMigratorTest extends DbTest {
                 applied += r.applied().size();
             }
             assertThat(applied).as("each script applied once in total").isEqualTo(Baton.schemaVersion());
-            assertThat(count("SELECT count(*) FROM " + fresh + ".schema_version")).isEqualTo(Baton.schemaVersion());
+            assertThat(count("SELECT count(*) FROM " + fresh + ".schema_version"))
+                    .isEqualTo(Baton.schemaVersion());
         } finally {
             pool.shutdownNow();
             PG.dropSchema(fresh);
@@ -49,14 +50,20 @@ class SchemaMigratorTest extends DbTest {
     @Test
     void instanceRefusesSchemaNewerThanItUnderstands() throws Exception {
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "INSERT INTO " + schema + ".schema_version (version, script) VALUES (99, 'V99__future.sql')");
+            Jdbc.execute(
+                    c, "INSERT INTO " + schema + ".schema_version (version, script) VALUES (99, 'V99__future.sql')");
         }
-        assertThatThrownBy(() -> Baton.migrate(pool, schema)).isInstanceOf(SchemaVersionException.class)
-                .hasMessageContaining("is at version 99, newer than this Baton understands (up to "
-                        + Baton.schemaVersion() + ")");
+        assertThatThrownBy(() -> Baton.migrate(pool, schema))
+                .isInstanceOf(SchemaVersionException.class)
+                .hasMessageContaining(
+                        "is at version 99, newer than this Baton understands (up to " + Baton.schemaVersion() + ")");
         Baton b = Baton.builder(pool).schema(schema).migrateOnStart(false).build();
-        assertThatThrownBy(b::start).isInstanceOf(SchemaVersionException.class).hasMessageContaining("Refusing to start");
-        assertThat(count("SELECT count(*) FROM " + schema + ".node")).as("nothing registered").isZero();
+        assertThatThrownBy(b::start)
+                .isInstanceOf(SchemaVersionException.class)
+                .hasMessageContaining("Refusing to start");
+        assertThat(count("SELECT count(*) FROM " + schema + ".node"))
+                .as("nothing registered")
+                .isZero();
     }
 
     /**
@@ -70,28 +77,37 @@ class SchemaMigratorTest extends DbTest {
     void anOlderNodeRunsOnANewerSchemaOnlyWhenTheSchemaSaysItCan() throws Exception {
         int next = Baton.schemaVersion() + 1;
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "INSERT INTO " + schema + ".schema_version (version, script, readable_by) VALUES ("
-                    + next + ", 'V" + next + "__additive.sql', " + Baton.schemaVersion() + ")");
+            Jdbc.execute(
+                    c,
+                    "INSERT INTO " + schema + ".schema_version (version, script, readable_by) VALUES (" + next + ", 'V"
+                            + next + "__additive.sql', " + Baton.schemaVersion() + ")");
         }
-        Baton older = closeLater(Baton.builder(appPool).schema(schema).nodeId("older").build());
+        Baton older =
+                closeLater(Baton.builder(appPool).schema(schema).nodeId("older").build());
         older.start();
         assertThat(older.jobs()).isNotNull();
-        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'older'")).isEqualTo(1);
+        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'older'"))
+                .isEqualTo(1);
 
         try (Connection c = pool.getConnection()) {
-            Jdbc.execute(c, "UPDATE " + schema + ".schema_version SET readable_by = " + next + " WHERE version = " + next);
+            Jdbc.execute(
+                    c, "UPDATE " + schema + ".schema_version SET readable_by = " + next + " WHERE version = " + next);
         }
-        Baton refused = closeLater(Baton.builder(appPool).schema(schema).nodeId("refused").build());
-        assertThatThrownBy(refused::start).isInstanceOf(SchemaVersionException.class)
+        Baton refused = closeLater(
+                Baton.builder(appPool).schema(schema).nodeId("refused").build());
+        assertThatThrownBy(refused::start)
+                .isInstanceOf(SchemaVersionException.class)
                 .hasMessageContaining("Refusing to start");
-        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'refused'")).isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".node WHERE id = 'refused'"))
+                .isZero();
     }
 
     @Test
     void verifyOnlyStartRefusesUnmigratedSchema() {
         String fresh = PG.freshSchemaName();
         Baton b = Baton.builder(pool).schema(fresh).migrateOnStart(false).build();
-        assertThatThrownBy(b::start).isInstanceOf(SchemaVersionException.class)
+        assertThatThrownBy(b::start)
+                .isInstanceOf(SchemaVersionException.class)
                 .hasMessageContaining("is at version 0 but this Baton needs version " + Baton.schemaVersion());
     }
 
@@ -117,8 +133,13 @@ class SchemaMigratorTest extends DbTest {
         try (HikariDataSource asApp = new HikariDataSource(cfg)) {
             MigrationResult r = Baton.migrate(asApp, fresh);
             assertThat(r.applied()).isNotEmpty();
-            try (Baton baton = Baton.builder(asApp).schema(fresh).nodeId("app-node").build().start()) {
-                assertThat(baton.leases().tryAcquire("x", "app-node", java.time.Duration.ofSeconds(1))).isPresent();
+            try (Baton baton = Baton.builder(asApp)
+                    .schema(fresh)
+                    .nodeId("app-node")
+                    .build()
+                    .start()) {
+                assertThat(baton.leases().tryAcquire("x", "app-node", java.time.Duration.ofSeconds(1)))
+                        .isPresent();
             }
             assertThatThrownBy(() -> Baton.migrate(asApp, PG.freshSchemaName()))
                     .hasMessageContaining("permission denied");

@@ -26,8 +26,15 @@ public final class AuditReport {
     private final List<String> warnings;
     private final Duration elapsed;
 
-    AuditReport(List<String> inputs, int classesRead, int classesAudited, int singletons, List<Finding> findings,
-                List<Excluded> excluded, List<String> warnings, Duration elapsed) {
+    AuditReport(
+            List<String> inputs,
+            int classesRead,
+            int classesAudited,
+            int singletons,
+            List<Finding> findings,
+            List<Excluded> excluded,
+            List<String> warnings,
+            Duration elapsed) {
         this.inputs = List.copyOf(inputs);
         this.classesRead = classesRead;
         this.classesAudited = classesAudited;

@@ -13,10 +13,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.objectweb.asm.AnnotationVisitor;
 import org.objectweb.asm.ClassReader;
 import org.objectweb.asm.ClassVisitor;
 import org.objectweb.asm.MethodVisitor;
-import org.objectweb.asm.AnnotationVisitor;
 import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.tree.ClassNode;
 
@@ -50,7 +50,8 @@ public final class BatonAudit {
 
     private BatonAudit(List<Path> paths) {
         if (paths.isEmpty()) {
-            throw new IllegalArgumentException("no path to audit; pass a jar, a class directory or a Spring Boot fat jar");
+            throw new IllegalArgumentException(
+                    "no path to audit; pass a jar, a class directory or a Spring Boot fat jar");
         }
         for (Path p : paths) {
             Objects.requireNonNull(p, "path");
@@ -198,7 +199,14 @@ public final class BatonAudit {
         }
         List<String> inputs = new ArrayList<>();
         paths.forEach(p -> inputs.add(p.toString()));
-        return new AuditReport(inputs, read[0], audited.size(), rules.singletons.size(), open, hidden, warnings,
+        return new AuditReport(
+                inputs,
+                read[0],
+                audited.size(),
+                rules.singletons.size(),
+                open,
+                hidden,
+                warnings,
                 Duration.ofNanos(System.nanoTime() - start));
     }
 
@@ -217,12 +225,23 @@ public final class BatonAudit {
             return report;
         }
         StringBuilder sb = new StringBuilder();
-        sb.append(failing.size()).append(" scale-out finding(s) at ").append(threshold.label())
+        sb.append(failing.size())
+                .append(" scale-out finding(s) at ")
+                .append(threshold.label())
                 .append(" or above would break with several instances:\n");
         int i = 0;
         for (Finding f : failing) {
-            sb.append("\n").append(++i).append(". [").append(f.severity()).append("] ").append(f.category().ruleId())
-                    .append(" ").append(f.location()).append(" (").append(f.sourceLocation()).append(")\n");
+            sb.append("\n")
+                    .append(++i)
+                    .append(". [")
+                    .append(f.severity())
+                    .append("] ")
+                    .append(f.category().ruleId())
+                    .append(" ")
+                    .append(f.location())
+                    .append(" (")
+                    .append(f.sourceLocation())
+                    .append(")\n");
             sb.append("   ").append(f.kind()).append(": ").append(f.evidence()).append("\n");
             sb.append("   why: ").append(f.why()).append("\n");
             sb.append("   fix: ").append(f.remedy()).append("\n");
@@ -234,7 +253,8 @@ public final class BatonAudit {
         throw new AssertionError(sb.toString());
     }
 
-    static final Comparator<Finding> ORDER = Comparator.comparing(Finding::severity).reversed()
+    static final Comparator<Finding> ORDER = Comparator.comparing(Finding::severity)
+            .reversed()
             .thenComparing(Finding::category)
             .thenComparing(Finding::className)
             .thenComparing(Finding::member);
@@ -242,7 +262,11 @@ public final class BatonAudit {
     private static Header readFull(byte[] bytes) {
         ClassNode cn = new ClassNode(Opcodes.ASM9);
         new ClassReader(bytes).accept(cn, ClassReader.SKIP_FRAMES);
-        Header h = new Header(cn.name, cn.superName, cn.interfaces.toArray(new String[0]), cn.access,
+        Header h = new Header(
+                cn.name,
+                cn.superName,
+                cn.interfaces.toArray(new String[0]),
+                cn.access,
                 Collector.annotations(cn.visibleAnnotations, cn.invisibleAnnotations));
         h.facts = Collector.collect(cn);
         return h;
@@ -254,31 +278,42 @@ public final class BatonAudit {
         List<String> annotations = new ArrayList<>(2);
         long[][] keys = {new long[8]};
         int[] count = {0};
-        new ClassReader(bytes).accept(new ClassVisitor(Opcodes.ASM9) {
-            @Override
-            public MethodVisitor visitMethod(int access, String name, String descriptor, String signature, String[] exceptions) {
-                if ((access & (Opcodes.ACC_PRIVATE | Opcodes.ACC_STATIC)) == 0 && !name.startsWith("<")) {
-                    if (count[0] == keys[0].length) {
-                        keys[0] = Arrays.copyOf(keys[0], count[0] * 2);
-                    }
-                    keys[0][count[0]++] = Facts.key(name, descriptor);
-                }
-                return null;
-            }
+        new ClassReader(bytes)
+                .accept(
+                        new ClassVisitor(Opcodes.ASM9) {
+                            @Override
+                            public MethodVisitor visitMethod(
+                                    int access, String name, String descriptor, String signature, String[] exceptions) {
+                                if ((access & (Opcodes.ACC_PRIVATE | Opcodes.ACC_STATIC)) == 0
+                                        && !name.startsWith("<")) {
+                                    if (count[0] == keys[0].length) {
+                                        keys[0] = Arrays.copyOf(keys[0], count[0] * 2);
+                                    }
+                                    keys[0][count[0]++] = Facts.key(name, descriptor);
+                                }
+                                return null;
+                            }
 
-            @Override
-            public void visit(int version, int access, String name, String signature, String superName, String[] interfaces) {
-                out[0] = new Header(name, superName, interfaces, access, annotations);
-            }
+                            @Override
+                            public void visit(
+                                    int version,
+                                    int access,
+                                    String name,
+                                    String signature,
+                                    String superName,
+                                    String[] interfaces) {
+                                out[0] = new Header(name, superName, interfaces, access, annotations);
+                            }
 
-            @Override
-            public AnnotationVisitor visitAnnotation(String descriptor, boolean visible) {
-                if (descriptor.length() > 2) {
-                    annotations.add(descriptor.substring(1, descriptor.length() - 1));
-                }
-                return null;
-            }
-        }, ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+                            @Override
+                            public AnnotationVisitor visitAnnotation(String descriptor, boolean visible) {
+                                if (descriptor.length() > 2) {
+                                    annotations.add(descriptor.substring(1, descriptor.length() - 1));
+                                }
+                                return null;
+                            }
+                        },
+                        ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
         long[] methodKeys = Arrays.copyOf(keys[0], count[0]);
         Arrays.sort(methodKeys);
         out[0].methodKeys = methodKeys;

@@ -6,20 +6,19 @@ package dev.baton.audit;
  */
 public enum Category {
     /** Mutable collections, maps, caches and counters held by a singleton bean or a static field. */
-    SINGLETON_STATE("baton-audit/singleton-state",
+    SINGLETON_STATE(
+            "baton-audit/singleton-state",
             "Mutable state in a singleton or a static field: each instance keeps its own copy"),
     /** {@code @Scheduled} methods, scheduled executors, timers, start-up hooks that start loops or threads, Quartz RAM store. */
-    IN_PROCESS_SCHEDULING("baton-audit/in-process-scheduling",
-            "In-process scheduling or background loop: runs once per instance"),
+    IN_PROCESS_SCHEDULING(
+            "baton-audit/in-process-scheduling", "In-process scheduling or background loop: runs once per instance"),
     /** Rate limiters, semaphores, bulkheads, and JVM locks held around writes to shared rows. */
-    LOCAL_LIMITER("baton-audit/local-limiter",
-            "In-process limiter, cap or lock: each instance enforces its own share"),
+    LOCAL_LIMITER("baton-audit/local-limiter", "In-process limiter, cap or lock: each instance enforces its own share"),
     /** Single-use tokens, replay and dedupe sets, revocation epochs, session and socket registries. */
-    SINGLE_USE_STATE("baton-audit/single-use-state",
-            "Single-use, replay, revocation or session state kept in one process"),
+    SINGLE_USE_STATE(
+            "baton-audit/single-use-state", "Single-use, replay, revocation or session state kept in one process"),
     /** Files written to fixed or configured local paths by singletons. */
-    LOCAL_FILE_STATE("baton-audit/local-file-state",
-            "Local file used as shared state: other instances do not see it");
+    LOCAL_FILE_STATE("baton-audit/local-file-state", "Local file used as shared state: other instances do not see it");
 
     private final String ruleId;
     private final String summary;
@@ -49,7 +48,8 @@ public enum Category {
         if (value != null) {
             String v = value.trim();
             for (Category c : values()) {
-                if (c.name().equalsIgnoreCase(v.replace('-', '_')) || c.ruleId.equalsIgnoreCase(v)
+                if (c.name().equalsIgnoreCase(v.replace('-', '_'))
+                        || c.ruleId.equalsIgnoreCase(v)
                         || c.ruleId.equalsIgnoreCase("baton-audit/" + v)) {
                     return c;
                 }
@@ -59,6 +59,7 @@ public enum Category {
         for (Category c : values()) {
             names.append(names.length() == 0 ? "" : ", ").append(c.name());
         }
-        throw new IllegalArgumentException("category must be one of " + names + " (or its rule id), but was '" + value + "'");
+        throw new IllegalArgumentException(
+                "category must be one of " + names + " (or its rule id), but was '" + value + "'");
     }
 }

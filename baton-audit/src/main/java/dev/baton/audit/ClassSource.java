@@ -91,7 +91,8 @@ final class ClassSource {
             counts.jars++;
             String appPrefix = null;
             String libPrefix = null;
-            for (String[] layout : List.of(new String[] {"BOOT-INF/classes/", "BOOT-INF/lib/"},
+            for (String[] layout : List.of(
+                    new String[] {"BOOT-INF/classes/", "BOOT-INF/lib/"},
                     new String[] {"WEB-INF/classes/", "WEB-INF/lib/"})) {
                 if (zip.getEntry(layout[0]) != null || hasPrefix(zip, layout[0])) {
                     appPrefix = layout[0];
@@ -130,8 +131,10 @@ final class ClassSource {
                 }
             }
         } catch (ZipException e) {
-            throw new AuditException("cannot read " + jar + " as a jar (" + e.getMessage() + "); pass a jar, a class "
-                    + "directory or a Spring Boot fat jar", e);
+            throw new AuditException(
+                    "cannot read " + jar + " as a jar (" + e.getMessage() + "); pass a jar, a class "
+                            + "directory or a Spring Boot fat jar",
+                    e);
         } catch (IOException e) {
             throw new AuditException("cannot read " + jar + ": " + e.getMessage(), e);
         }
@@ -172,14 +175,16 @@ final class ClassSource {
 
     /** Module and package descriptors, and the per-release copies of a multi-release jar, carry no state. */
     private static boolean skipClass(String name) {
-        return name.endsWith("module-info.class") || name.endsWith("package-info.class")
+        return name.endsWith("module-info.class")
+                || name.endsWith("package-info.class")
                 || name.startsWith("META-INF/");
     }
 
     /** Configuration that can switch on in-memory state (Quartz's job store). */
     private static boolean isConfig(String name) {
         String base = name.substring(name.lastIndexOf('/') + 1);
-        return !name.startsWith("META-INF/") && (base.endsWith(".properties") || base.endsWith(".yml") || base.endsWith(".yaml"))
+        return !name.startsWith("META-INF/")
+                && (base.endsWith(".properties") || base.endsWith(".yml") || base.endsWith(".yaml"))
                 && (base.startsWith("application") || base.startsWith("bootstrap") || base.startsWith("quartz"));
     }
 }

@@ -47,32 +47,85 @@ final class Collector {
     /** Method names whose call sites the rules read; everything else is dropped at collection time. */
     static final Set<String> INTERESTING = Set.of(
             // scheduling
-            "scheduleAtFixedRate", "scheduleWithFixedDelay", "schedule", "newScheduledThreadPool",
-            "newSingleThreadScheduledExecutor", "interval", "addFixedRateTask", "addFixedDelayTask", "addCronTask",
-            "addTriggerTask", "subscribe", "subscribeWith",
+            "scheduleAtFixedRate",
+            "scheduleWithFixedDelay",
+            "schedule",
+            "newScheduledThreadPool",
+            "newSingleThreadScheduledExecutor",
+            "interval",
+            "addFixedRateTask",
+            "addFixedDelayTask",
+            "addCronTask",
+            "addTriggerTask",
+            "subscribe",
+            "subscribeWith",
             // threads and executors
-            "start", "execute", "submit", "runAsync", "supplyAsync", "newFixedThreadPool", "newCachedThreadPool",
-            "newSingleThreadExecutor", "newVirtualThreadPerTaskExecutor", "newWorkStealingPool", "startVirtualThread",
+            "start",
+            "execute",
+            "submit",
+            "runAsync",
+            "supplyAsync",
+            "newFixedThreadPool",
+            "newCachedThreadPool",
+            "newSingleThreadExecutor",
+            "newVirtualThreadPerTaskExecutor",
+            "newWorkStealingPool",
+            "startVirtualThread",
             "newThreadPerTaskExecutor",
             // waiting inside a loop
-            "sleep", "wait", "take", "poll", "parkNanos", "park", "await",
+            "sleep",
+            "wait",
+            "take",
+            "poll",
+            "parkNanos",
+            "park",
+            "await",
             // writes to shared rows
-            "executeUpdate", "executeBatch", "executeLargeUpdate", "executeLargeBatch", "update", "batchUpdate",
-            "persist", "merge", "remove", "flush", "save", "saveAll", "saveAndFlush", "saveAllAndFlush", "delete",
-            "deleteAll", "deleteById", "deleteAllById", "deleteAllInBatch", "deleteInBatch",
+            "executeUpdate",
+            "executeBatch",
+            "executeLargeUpdate",
+            "executeLargeBatch",
+            "update",
+            "batchUpdate",
+            "persist",
+            "merge",
+            "remove",
+            "flush",
+            "save",
+            "saveAll",
+            "saveAndFlush",
+            "saveAllAndFlush",
+            "delete",
+            "deleteAll",
+            "deleteById",
+            "deleteAllById",
+            "deleteAllInBatch",
+            "deleteInBatch",
             // JVM locks
-            "lock", "tryLock", "lockInterruptibly",
+            "lock",
+            "tryLock",
+            "lockInterruptibly",
             // session state
             "setAttribute");
 
-    private static final Set<String> NOT_STATE_TYPES = Set.of("Ljava/lang/String;", "Ljava/lang/Integer;",
-            "Ljava/lang/Long;", "Ljava/lang/Boolean;", "Ljava/lang/Class;", "Lorg/slf4j/Logger;",
-            "Lorg/apache/commons/logging/Log;", "Ljava/util/logging/Logger;", "Lorg/apache/logging/log4j/Logger;",
-            "Ljava/time/Duration;", "Ljava/time/Clock;");
+    private static final Set<String> NOT_STATE_TYPES = Set.of(
+            "Ljava/lang/String;",
+            "Ljava/lang/Integer;",
+            "Ljava/lang/Long;",
+            "Ljava/lang/Boolean;",
+            "Ljava/lang/Class;",
+            "Lorg/slf4j/Logger;",
+            "Lorg/apache/commons/logging/Log;",
+            "Ljava/util/logging/Logger;",
+            "Lorg/apache/logging/log4j/Logger;",
+            "Ljava/time/Duration;",
+            "Ljava/time/Clock;");
 
     static ClassFacts collect(ClassNode cn) {
-        String source = cn.sourceFile == null ? null
-                : (cn.name.lastIndexOf('/') < 0 ? "" : cn.name.substring(0, cn.name.lastIndexOf('/') + 1)) + cn.sourceFile;
+        String source = cn.sourceFile == null
+                ? null
+                : (cn.name.lastIndexOf('/') < 0 ? "" : cn.name.substring(0, cn.name.lastIndexOf('/') + 1))
+                        + cn.sourceFile;
         ClassFacts cf = new ClassFacts(cn.name, source, cn.access);
         for (FieldNode f : cn.fields) {
             cf.fields.put(f.name, new FieldFacts(f.name, f.desc, f.signature, f.access));
@@ -84,8 +137,12 @@ final class Collector {
         Set<MethodNode> needsFlow = new HashSet<>();
         Set<MethodNode> needsTypes = new HashSet<>();
         for (MethodNode mn : nodes) {
-            MethodFacts mf = new MethodFacts(mn.name, mn.desc, mn.access, annotations(mn.visibleAnnotations,
-                    mn.invisibleAnnotations), parameterTypes(mn.desc));
+            MethodFacts mf = new MethodFacts(
+                    mn.name,
+                    mn.desc,
+                    mn.access,
+                    annotations(mn.visibleAnnotations, mn.invisibleAnnotations),
+                    parameterTypes(mn.desc));
             byNode.put(mn, mf);
             cf.methods.add(mf);
             scan(cn, cf, mn, mf, callers, writes, needsFlow, needsTypes);
@@ -121,13 +178,21 @@ final class Collector {
 
     /** Setter injection ({@code setX(value)}) is configuration, not runtime state. */
     private static boolean isSetter(MethodFacts mf) {
-        return mf.name.length() > 3 && mf.name.startsWith("set") && Character.isUpperCase(mf.name.charAt(3))
+        return mf.name.length() > 3
+                && mf.name.startsWith("set")
+                && Character.isUpperCase(mf.name.charAt(3))
                 && mf.parameterTypes.size() == 1;
     }
 
-    private static void scan(ClassNode cn, ClassFacts cf, MethodNode mn, MethodFacts mf,
-                             Map<String, List<MethodFacts>> callers, Map<MethodFacts, List<Object[]>> writes,
-                             Set<MethodNode> needsFlow, Set<MethodNode> needsTypes) {
+    private static void scan(
+            ClassNode cn,
+            ClassFacts cf,
+            MethodNode mn,
+            MethodFacts mf,
+            Map<String, List<MethodFacts>> callers,
+            Map<MethodFacts, List<Object[]>> writes,
+            Set<MethodNode> needsFlow,
+            Set<MethodNode> needsTypes) {
         InsnList insns = mn.instructions;
         int line = 0;
         int index = 0;
@@ -150,7 +215,8 @@ final class Collector {
             if (insn instanceof FieldInsnNode f) {
                 if (f.owner.equals(cn.name) && cf.fields.containsKey(f.name)) {
                     if (op == Opcodes.PUTFIELD || op == Opcodes.PUTSTATIC) {
-                        writes.computeIfAbsent(mf, k -> new ArrayList<>()).add(new Object[] {f.name, line, assigned(insn)});
+                        writes.computeIfAbsent(mf, k -> new ArrayList<>())
+                                .add(new Object[] {f.name, line, assigned(insn)});
                         int param = op == Opcodes.PUTFIELD && mn.name.equals("<init>") ? storedParameter(mn, insn) : -1;
                         if (param >= 0) {
                             cf.fields.get(f.name).fromParam.putIfAbsent(mn.desc, param);
@@ -169,9 +235,10 @@ final class Collector {
                 for (Object arg : indy.bsmArgs) {
                     if (arg instanceof Handle h) {
                         referenceKeys = Arrays.copyOf(referenceKeys, referenceKeys.length + 1);
-                        referenceKeys[referenceKeys.length - 1] = h.getTag() == Opcodes.H_INVOKEVIRTUAL
-                                || h.getTag() == Opcodes.H_INVOKEINTERFACE ? Facts.key(h.getOwner(), h.getName(), h.getDesc())
-                                : Facts.directKey(h.getOwner(), h.getName(), h.getDesc());
+                        referenceKeys[referenceKeys.length - 1] =
+                                h.getTag() == Opcodes.H_INVOKEVIRTUAL || h.getTag() == Opcodes.H_INVOKEINTERFACE
+                                        ? Facts.key(h.getOwner(), h.getName(), h.getDesc())
+                                        : Facts.directKey(h.getOwner(), h.getName(), h.getDesc());
                     }
                 }
             } else if (insn instanceof MethodInsnNode m) {
@@ -179,7 +246,8 @@ final class Collector {
                     callKeys = Arrays.copyOf(callKeys, calls * 2);
                 }
                 callKeys[calls++] = op == Opcodes.INVOKEVIRTUAL || op == Opcodes.INVOKEINTERFACE
-                        ? Facts.key(m.owner, m.name, m.desc) : Facts.directKey(m.owner, m.name, m.desc);
+                        ? Facts.key(m.owner, m.name, m.desc)
+                        : Facts.directKey(m.owner, m.name, m.desc);
                 if (m.owner.equals(cn.name)) {
                     callers.computeIfAbsent(m.name, k -> new ArrayList<>()).add(mf);
                 }
@@ -193,7 +261,9 @@ final class Collector {
                 if (k == FileApis.Kind.WRITE_CONSTRUCTOR || k == FileApis.Kind.WRITE_STATIC) {
                     needsFlow.add(mn);
                 }
-                if (op == Opcodes.INVOKESPECIAL && m.name.equals("<init>") && !m.owner.startsWith("java/")
+                if (op == Opcodes.INVOKESPECIAL
+                        && m.name.equals("<init>")
+                        && !m.owner.startsWith("java/")
                         && hasCollectionParameter(m.desc)) {
                     needsTypes.add(mn); // what is passed for a collection parameter: local, or distributed
                 }
@@ -254,7 +324,9 @@ final class Collector {
     /** The instruction producing the value a store writes: casts and {@code Objects.requireNonNull} skipped. */
     private static AbstractInsnNode producer(AbstractInsnNode store) {
         AbstractInsnNode p = previous(store);
-        while (p instanceof MethodInsnNode m && m.owner.equals("java/util/Objects") && m.name.equals("requireNonNull")) {
+        while (p instanceof MethodInsnNode m
+                && m.owner.equals("java/util/Objects")
+                && m.name.equals("requireNonNull")) {
             p = previous(p);
             if (m.desc.equals("(Ljava/lang/Object;Ljava/lang/String;)Ljava/lang/Object;") && p instanceof LdcInsnNode) {
                 p = previous(p);
@@ -304,8 +376,11 @@ final class Collector {
     private static void markInitializers(ClassFacts cf, Map<String, List<MethodFacts>> callers) {
         Set<String> initNames = new HashSet<>();
         for (MethodFacts mf : cf.methods) {
-            if (mf.name.equals("<init>") || mf.name.equals("<clinit>") || mf.name.startsWith("lambda$static$")
-                    || mf.name.startsWith("lambda$new$") || mf.annotated("jakarta/annotation/PostConstruct")
+            if (mf.name.equals("<init>")
+                    || mf.name.equals("<clinit>")
+                    || mf.name.startsWith("lambda$static$")
+                    || mf.name.startsWith("lambda$new$")
+                    || mf.annotated("jakarta/annotation/PostConstruct")
                     || mf.annotated("javax/annotation/PostConstruct")
                     || (mf.name.equals("afterPropertiesSet") && mf.desc.equals("()V"))
                     || fluent(cf, mf)) {
@@ -342,12 +417,13 @@ final class Collector {
 
     /** A builder or configurer method that returns its own object ({@code return this}-style): configuration, not state. */
     private static boolean fluent(ClassFacts cf, MethodFacts mf) {
-        return (mf.access & Opcodes.ACC_STATIC) == 0 && !mf.name.startsWith("<")
+        return (mf.access & Opcodes.ACC_STATIC) == 0
+                && !mf.name.startsWith("<")
                 && mf.desc.endsWith(")L" + cf.name + ";");
     }
 
-    private static void flow(ClassNode cn, ClassFacts cf, MethodNode mn, MethodFacts mf, boolean mutations,
-                             boolean constructions) {
+    private static void flow(
+            ClassNode cn, ClassFacts cf, MethodNode mn, MethodFacts mf, boolean mutations, boolean constructions) {
         InsnList insns = mn.instructions;
         int[] lines = new int[insns.size()];
         int line = 0;
@@ -379,14 +455,18 @@ final class Collector {
                 if (!mutations || path == null || !seen.add("file#" + insns.indexOf(insn))) {
                     return;
                 }
-                String kind = path.has(Origin.TEMP) ? "temp" : path.has(Origin.CONST) ? "constant"
-                        : path.has(Origin.FROM_FIELD) || path.field != null ? "configured" : "unknown";
+                String kind = path.has(Origin.TEMP)
+                        ? "temp"
+                        : path.has(Origin.CONST)
+                                ? "constant"
+                                : path.has(Origin.FROM_FIELD) || path.field != null ? "configured" : "unknown";
                 mf.fileWrites.add(new FileWrite(api, kind, null, lines[insns.indexOf(insn)]));
             }
 
             @Override
             public void construction(MethodInsnNode init, List<? extends Origin> args) {
-                if (init.getOpcode() != Opcodes.INVOKESPECIAL || init.owner.startsWith("java/")
+                if (init.getOpcode() != Opcodes.INVOKESPECIAL
+                        || init.owner.startsWith("java/")
                         || !hasCollectionParameter(init.desc)) {
                     return;
                 }
@@ -394,18 +474,26 @@ final class Collector {
                 Facts.Arg[] out = new Facts.Arg[params.length];
                 for (int i = 0; i < params.length && i < args.size(); i++) {
                     Origin a = args.get(i);
-                    if (a != null && params[i].getSort() == Type.OBJECT && collectionType(params[i].getInternalName())) {
+                    if (a != null
+                            && params[i].getSort() == Type.OBJECT
+                            && collectionType(params[i].getInternalName())) {
                         String allocated = a.allocation instanceof TypeInsnNode t ? t.desc : null;
                         out[i] = new Facts.Arg(allocated, a.type, a.param);
                     }
                 }
                 // The analyzer may visit an instruction again with merged values: the last visit holds.
-                built.put(insns.indexOf(init), new Facts.Construction(init.owner, init.desc, out, lines[insns.indexOf(init)]));
+                built.put(
+                        insns.indexOf(init),
+                        new Facts.Construction(init.owner, init.desc, out, lines[insns.indexOf(init)]));
             }
         };
         try {
-            new Analyzer<>(constructions ? new OriginInterpreter(cn.name, sink, mn.desc, (mn.access & Opcodes.ACC_STATIC) != 0)
-                    : new OriginInterpreter(cn.name, sink)).analyze(cn.name, mn);
+            new Analyzer<>(
+                            constructions
+                                    ? new OriginInterpreter(
+                                            cn.name, sink, mn.desc, (mn.access & Opcodes.ACC_STATIC) != 0)
+                                    : new OriginInterpreter(cn.name, sink))
+                    .analyze(cn.name, mn);
             mf.constructions.addAll(built.values());
         } catch (AnalyzerException | RuntimeException e) {
             // Unusual bytecode (old JSR/RET, obfuscation): this method's mutations stay unknown.
@@ -426,7 +514,8 @@ final class Collector {
 
     static List<String> annotations(List<AnnotationNode> visible, List<AnnotationNode> invisible) {
         List<String> out = new ArrayList<>(2);
-        for (List<AnnotationNode> list : List.of(visible == null ? List.<AnnotationNode>of() : visible,
+        for (List<AnnotationNode> list : List.of(
+                visible == null ? List.<AnnotationNode>of() : visible,
                 invisible == null ? List.<AnnotationNode>of() : invisible)) {
             for (AnnotationNode a : list) {
                 if (a.desc.length() > 2) {

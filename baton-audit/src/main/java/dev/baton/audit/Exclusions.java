@@ -48,8 +48,14 @@ public final class Exclusions {
      * @param expires   the last day it applies, or null
      * @param where     where it was declared, e.g. {@code baton-audit.yml entry 3}
      */
-    public record Entry(String className, String member, Category category, String reason, String owner,
-                        LocalDate expires, String where) {
+    public record Entry(
+            String className,
+            String member,
+            Category category,
+            String reason,
+            String owner,
+            LocalDate expires,
+            String where) {
         /** True if this entry covers {@code finding} (ignoring expiry). */
         public boolean matches(Finding finding) {
             return pattern(className).matcher(finding.className()).matches()
@@ -119,8 +125,8 @@ public final class Exclusions {
         try {
             root = new ObjectMapper(new YAMLFactory()).readTree(text);
         } catch (JacksonException e) {
-            throw new AuditException("exclusions file " + origin + " is not valid YAML or JSON: "
-                    + e.getOriginalMessage(), e);
+            throw new AuditException(
+                    "exclusions file " + origin + " is not valid YAML or JSON: " + e.getOriginalMessage(), e);
         }
         if (root == null || root.isMissingNode() || root.isNull()) {
             return new Exclusions(List.of(), origin);
@@ -170,8 +176,9 @@ public final class Exclusions {
                 try {
                     expires = LocalDate.parse(text(e, "expires"));
                 } catch (DateTimeParseException ex) {
-                    throw new AuditException(label + ": expires must be a date like 2027-01-31, but was '"
-                            + text(e, "expires") + "'", ex);
+                    throw new AuditException(
+                            label + ": expires must be a date like 2027-01-31, but was '" + text(e, "expires") + "'",
+                            ex);
                 }
             }
             entries.add(new Entry(cls, text(e, "member"), category, reason, text(e, "owner"), expires, where));

@@ -108,6 +108,7 @@ final class Facts {
         final int access;
         /** First write in an initializer: its line and method, or 0/null. */
         int initLine;
+
         String initMethod;
         /** First read anywhere: its line, or 0. */
         int firstUseLine;
@@ -138,6 +139,7 @@ final class Facts {
         final List<Call> calls = new ArrayList<>();
         /** Types instantiated here (NEW), with the line of the first one. */
         final Map<String, Integer> news = new LinkedHashMap<>();
+
         final List<FileWrite> fileWrites = new ArrayList<>();
         /** Constructor calls passing a collection-typed argument, with what each such argument was. */
         final List<Construction> constructions = new ArrayList<>(0);

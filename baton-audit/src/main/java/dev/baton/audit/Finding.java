@@ -21,9 +21,19 @@ import java.util.Objects;
  * @param remedy     the Baton replacement, one or two sentences
  * @param example    a short code example of the remedy
  */
-public record Finding(Category category, Severity severity, String className, String member, String sourceFile,
-                      int line, String lineSource, String kind, String evidence, String why, String remedy,
-                      String example) {
+public record Finding(
+        Category category,
+        Severity severity,
+        String className,
+        String member,
+        String sourceFile,
+        int line,
+        String lineSource,
+        String kind,
+        String evidence,
+        String why,
+        String remedy,
+        String example) {
     public Finding {
         Objects.requireNonNull(category, "category");
         Objects.requireNonNull(severity, "severity");

@@ -25,6 +25,7 @@ final class Origin implements Value {
     final int size;
     /** {@code owner.name} of the field this value is (or is a view of), or null. */
     final String field;
+
     final int flags;
     /** The NEW instruction that allocated this object, or null. */
     final AbstractInsnNode allocation;
@@ -68,8 +69,13 @@ final class Origin implements Value {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Origin other && size == other.size && flags == other.flags && param == other.param
-                && Objects.equals(field, other.field) && allocation == other.allocation && Objects.equals(type, other.type);
+        return o instanceof Origin other
+                && size == other.size
+                && flags == other.flags
+                && param == other.param
+                && Objects.equals(field, other.field)
+                && allocation == other.allocation
+                && Objects.equals(type, other.type);
     }
 
     @Override

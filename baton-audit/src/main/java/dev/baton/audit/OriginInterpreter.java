@@ -34,28 +34,108 @@ final class OriginInterpreter extends Interpreter<Origin> {
 
     /** Calls that change the receiver: collections, maps, queues, caches, atomics, adders. */
     static final Set<String> MUTATORS = Set.of(
-            "put", "putAll", "putIfAbsent", "remove", "removeIf", "removeAll", "retainAll", "clear", "compute",
-            "computeIfAbsent", "computeIfPresent", "merge", "replace", "replaceAll", "add", "addAll", "addFirst",
-            "addLast", "offer", "offerFirst", "offerLast", "poll", "pollFirst", "pollLast", "pollFirstEntry",
-            "pollLastEntry", "pop", "push", "set", "sort", "take", "drainTo", "transfer", "removeFirst", "removeLast",
-            "removeFirstOccurrence", "removeLastOccurrence", "putFirst", "putLast", "replaceValues",
-            "invalidate", "invalidateAll", "refresh", "cleanUp",
-            "incrementAndGet", "getAndIncrement", "decrementAndGet", "getAndDecrement", "addAndGet", "getAndAdd",
-            "lazySet", "setPlain", "setRelease", "setOpaque", "compareAndSet", "weakCompareAndSet",
-            "weakCompareAndSetPlain", "weakCompareAndSetVolatile", "weakCompareAndSetAcquire",
-            "weakCompareAndSetRelease", "compareAndExchange", "compareAndExchangeAcquire", "compareAndExchangeRelease",
-            "getAndSet", "updateAndGet", "getAndUpdate", "accumulateAndGet", "getAndAccumulate", "increment",
-            "decrement", "reset", "sumThenReset", "accumulate");
+            "put",
+            "putAll",
+            "putIfAbsent",
+            "remove",
+            "removeIf",
+            "removeAll",
+            "retainAll",
+            "clear",
+            "compute",
+            "computeIfAbsent",
+            "computeIfPresent",
+            "merge",
+            "replace",
+            "replaceAll",
+            "add",
+            "addAll",
+            "addFirst",
+            "addLast",
+            "offer",
+            "offerFirst",
+            "offerLast",
+            "poll",
+            "pollFirst",
+            "pollLast",
+            "pollFirstEntry",
+            "pollLastEntry",
+            "pop",
+            "push",
+            "set",
+            "sort",
+            "take",
+            "drainTo",
+            "transfer",
+            "removeFirst",
+            "removeLast",
+            "removeFirstOccurrence",
+            "removeLastOccurrence",
+            "putFirst",
+            "putLast",
+            "replaceValues",
+            "invalidate",
+            "invalidateAll",
+            "refresh",
+            "cleanUp",
+            "incrementAndGet",
+            "getAndIncrement",
+            "decrementAndGet",
+            "getAndDecrement",
+            "addAndGet",
+            "getAndAdd",
+            "lazySet",
+            "setPlain",
+            "setRelease",
+            "setOpaque",
+            "compareAndSet",
+            "weakCompareAndSet",
+            "weakCompareAndSetPlain",
+            "weakCompareAndSetVolatile",
+            "weakCompareAndSetAcquire",
+            "weakCompareAndSetRelease",
+            "compareAndExchange",
+            "compareAndExchangeAcquire",
+            "compareAndExchangeRelease",
+            "getAndSet",
+            "updateAndGet",
+            "getAndUpdate",
+            "accumulateAndGet",
+            "getAndAccumulate",
+            "increment",
+            "decrement",
+            "reset",
+            "sumThenReset",
+            "accumulate");
 
     /** Calls whose result is a live view of the receiver: mutating the view mutates the field. */
     static final Set<String> VIEWS = Set.of(
-            "values", "keySet", "entrySet", "iterator", "listIterator", "subList", "headMap", "tailMap", "subMap",
-            "headSet", "tailSet", "subSet", "descendingMap", "descendingSet", "navigableKeySet", "descendingKeySet",
-            "descendingIterator", "asMap", "asList", "reversed", "spliterator", "elementSet");
+            "values",
+            "keySet",
+            "entrySet",
+            "iterator",
+            "listIterator",
+            "subList",
+            "headMap",
+            "tailMap",
+            "subMap",
+            "headSet",
+            "tailSet",
+            "subSet",
+            "descendingMap",
+            "descendingSet",
+            "navigableKeySet",
+            "descendingKeySet",
+            "descendingIterator",
+            "asMap",
+            "asList",
+            "reversed",
+            "spliterator",
+            "elementSet");
 
     /** Static helpers that mutate their first argument. */
-    private static final Set<String> COLLECTIONS_MUTATORS = Set.of("addAll", "sort", "shuffle", "reverse", "swap",
-            "fill", "rotate", "copy");
+    private static final Set<String> COLLECTIONS_MUTATORS =
+            Set.of("addAll", "sort", "shuffle", "reverse", "swap", "fill", "rotate", "copy");
 
     private final String owner;
     private final Sink sink;
@@ -104,7 +184,11 @@ final class OriginInterpreter extends Interpreter<Origin> {
     @Override
     public Origin newParameterValue(boolean isInstanceMethod, int local, Type type) {
         Origin v = newValue(type);
-        if (types && v != null && local < paramOfLocal.length && paramOfLocal[local] >= 0 && type.getSort() == Type.OBJECT) {
+        if (types
+                && v != null
+                && local < paramOfLocal.length
+                && paramOfLocal[local] >= 0
+                && type.getSort() == Type.OBJECT) {
             return new Origin(v.size, null, 0, null, type.getInternalName(), paramOfLocal[local]);
         }
         return v;
@@ -135,7 +219,9 @@ final class OriginInterpreter extends Interpreter<Origin> {
             case Opcodes.GETSTATIC -> {
                 FieldInsnNode f = (FieldInsnNode) insn;
                 int size = Type.getType(f.desc).getSize();
-                Origin v = f.owner.equals(owner) ? new Origin(size, f.owner + "." + f.name, Origin.FROM_FIELD, null) : Origin.plain(size);
+                Origin v = f.owner.equals(owner)
+                        ? new Origin(size, f.owner + "." + f.name, Origin.FROM_FIELD, null)
+                        : Origin.plain(size);
                 return withType(v, Type.getType(f.desc));
             }
             case Opcodes.LDC -> {
@@ -165,7 +251,9 @@ final class OriginInterpreter extends Interpreter<Origin> {
         if (op == Opcodes.GETFIELD) {
             FieldInsnNode f = (FieldInsnNode) insn;
             int size = Type.getType(f.desc).getSize();
-            Origin v = f.owner.equals(owner) ? new Origin(size, f.owner + "." + f.name, Origin.FROM_FIELD, null) : Origin.plain(size);
+            Origin v = f.owner.equals(owner)
+                    ? new Origin(size, f.owner + "." + f.name, Origin.FROM_FIELD, null)
+                    : Origin.plain(size);
             return withType(v, Type.getType(f.desc));
         }
         if (op == Opcodes.CHECKCAST) {
@@ -221,7 +309,8 @@ final class OriginInterpreter extends Interpreter<Origin> {
         if (receiver != null && receiver.field != null && !m.name.equals("<init>")) {
             if (MUTATORS.contains(m.name)) {
                 String what = receiver.has(Origin.ELEMENT) ? m.name + " on a computeIfAbsent value" : m.name;
-                if (m.name.equals("computeIfAbsent") && values.size() == 3
+                if (m.name.equals("computeIfAbsent")
+                        && values.size() == 3
                         && (values.get(2) == null || !values.get(2).has(Origin.KEY_FUNCTION))) {
                     what = "computeIfAbsent (with a capturing function)";
                 }
@@ -234,8 +323,12 @@ final class OriginInterpreter extends Interpreter<Origin> {
                 return new Origin(1, receiver.field, Origin.FROM_FIELD, null);
             }
         }
-        if (isStatic && m.owner.equals("java/util/Collections") && COLLECTIONS_MUTATORS.contains(m.name)
-                && !values.isEmpty() && values.get(0) != null && values.get(0).field != null) {
+        if (isStatic
+                && m.owner.equals("java/util/Collections")
+                && COLLECTIONS_MUTATORS.contains(m.name)
+                && !values.isEmpty()
+                && values.get(0) != null
+                && values.get(0).field != null) {
             sink.mutation(values.get(0).field, "Collections." + m.name, m);
         }
         // Paths: what a path value was made of, and file writes.
@@ -313,8 +406,13 @@ final class OriginInterpreter extends Interpreter<Origin> {
         String field = a.field != null && a.field.equals(b.field) ? a.field : null;
         // A path is constant only if it is on every path; temp or field-derived if on any.
         int flags = (a.flags & b.flags & Origin.CONST) | ((a.flags | b.flags) & (Origin.TEMP | Origin.FROM_FIELD));
-        Origin m = new Origin(size, field, flags, a.allocation == b.allocation ? a.allocation : null,
-                Objects.equals(a.type, b.type) ? a.type : null, a.param == b.param ? a.param : -1);
+        Origin m = new Origin(
+                size,
+                field,
+                flags,
+                a.allocation == b.allocation ? a.allocation : null,
+                Objects.equals(a.type, b.type) ? a.type : null,
+                a.param == b.param ? a.param : -1);
         return m.equals(a) ? a : m;
     }
 }

@@ -39,7 +39,8 @@ public enum ReportFormat {
                 }
             }
         }
-        throw new IllegalArgumentException("format must be one of table, markdown, json, sarif, but was '" + value + "'");
+        throw new IllegalArgumentException(
+                "format must be one of table, markdown, json, sarif, but was '" + value + "'");
     }
 
     /** The usual file extension: txt, md, json or sarif. */
@@ -85,20 +86,36 @@ public enum ReportFormat {
             rows.add(new String[] {"#", "SEVERITY", "CATEGORY", "WHERE", "SOURCE", "WHAT"});
             int i = 0;
             for (Finding f : r.findings()) {
-                rows.add(new String[] {Integer.toString(++i), f.severity().name(), shortRule(f.category()),
-                        f.resource() ? f.location().substring(f.location().lastIndexOf('/') + 1)
-                                : shortClass(f.className()) + (f.member().isEmpty() ? "" : "." + f.member()),
-                        shortSource(f), f.kind()});
+                rows.add(new String[] {
+                    Integer.toString(++i),
+                    f.severity().name(),
+                    shortRule(f.category()),
+                    f.resource()
+                            ? f.location().substring(f.location().lastIndexOf('/') + 1)
+                            : shortClass(f.className()) + (f.member().isEmpty() ? "" : "." + f.member()),
+                    shortSource(f),
+                    f.kind()
+                });
             }
             sb.append("\n");
             TextTable.render(sb, rows);
             sb.append("\nWhy each breaks with N instances, and the Baton remedy:\n");
             for (Map.Entry<String, List<Integer>> g : groups(r).entrySet()) {
                 Finding f = r.findings().get(g.getValue().get(0) - 1);
-                sb.append("\n").append(numbers(g.getValue())).append(" ").append(f.category().summary()).append("\n");
+                sb.append("\n")
+                        .append(numbers(g.getValue()))
+                        .append(" ")
+                        .append(f.category().summary())
+                        .append("\n");
                 for (int n : g.getValue()) {
                     Finding x = r.findings().get(n - 1);
-                    sb.append("  #").append(n).append(" ").append(x.location()).append(": ").append(x.evidence()).append("\n");
+                    sb.append("  #")
+                            .append(n)
+                            .append(" ")
+                            .append(x.location())
+                            .append(": ")
+                            .append(x.evidence())
+                            .append("\n");
                 }
                 sb.append("  why: ").append(f.why()).append("\n");
                 sb.append("  fix: ").append(f.remedy()).append("\n");
@@ -115,10 +132,15 @@ public enum ReportFormat {
         if (!r.excluded().isEmpty()) {
             sb.append("\nExcluded (").append(r.excluded().size()).append("):\n");
             for (AuditReport.Excluded e : r.excluded()) {
-                sb.append(bullet.isEmpty() ? "  " : bullet).append(e.finding().location()).append(" [")
-                        .append(shortRule(e.finding().category())).append("]: ").append(e.by().reason())
+                sb.append(bullet.isEmpty() ? "  " : bullet)
+                        .append(e.finding().location())
+                        .append(" [")
+                        .append(shortRule(e.finding().category()))
+                        .append("]: ")
+                        .append(e.by().reason())
                         .append(e.by().owner() == null ? "" : " (owner " + e.by().owner() + ")")
-                        .append(e.by().expires() == null ? "" : " (until " + e.by().expires() + ")").append("\n");
+                        .append(e.by().expires() == null ? "" : " (until " + e.by().expires() + ")")
+                        .append("\n");
             }
         }
         if (!r.warnings().isEmpty()) {
@@ -135,7 +157,8 @@ public enum ReportFormat {
         int i = 0;
         for (Finding f : r.findings()) {
             i++;
-            out.computeIfAbsent(f.category() + "|" + f.remedy(), k -> new ArrayList<>()).add(i);
+            out.computeIfAbsent(f.category() + "|" + f.remedy(), k -> new ArrayList<>())
+                    .add(i);
         }
         return out;
     }
@@ -157,7 +180,8 @@ public enum ReportFormat {
     }
 
     private static String shortSource(Finding f) {
-        String file = f.sourceFile() == null ? (f.resource() ? f.className() : shortClass(f.className()) + ".class")
+        String file = f.sourceFile() == null
+                ? (f.resource() ? f.className() : shortClass(f.className()) + ".class")
                 : f.sourceFile().substring(f.sourceFile().lastIndexOf('/') + 1);
         return f.line() > 0 ? file + ":" + f.line() : file;
     }
@@ -177,27 +201,55 @@ public enum ReportFormat {
             sb.append("\n| # | Severity | Category | Where | Source | What |\n|---|---|---|---|---|---|\n");
             int i = 0;
             for (Finding f : r.findings()) {
-                sb.append("| ").append(++i).append(" | ").append(f.severity()).append(" | ").append(shortRule(f.category()))
-                        .append(" | `").append(md(f.location())).append("` | ")
-                        .append(md(f.sourceLocation())).append(" (").append(md(f.lineSource())).append(") | ")
-                        .append(md(f.kind())).append(" |\n");
+                sb.append("| ")
+                        .append(++i)
+                        .append(" | ")
+                        .append(f.severity())
+                        .append(" | ")
+                        .append(shortRule(f.category()))
+                        .append(" | `")
+                        .append(md(f.location()))
+                        .append("` | ")
+                        .append(md(f.sourceLocation()))
+                        .append(" (")
+                        .append(md(f.lineSource()))
+                        .append(") | ")
+                        .append(md(f.kind()))
+                        .append(" |\n");
             }
             sb.append("\n## Why each breaks with N instances, and the remedy\n");
             for (Map.Entry<String, List<Integer>> g : groups(r).entrySet()) {
                 Finding f = r.findings().get(g.getValue().get(0) - 1);
-                sb.append("\n### ").append(numbers(g.getValue())).append(": ").append(md(f.category().summary())).append("\n\n");
+                sb.append("\n### ")
+                        .append(numbers(g.getValue()))
+                        .append(": ")
+                        .append(md(f.category().summary()))
+                        .append("\n\n");
                 for (int n : g.getValue()) {
                     Finding x = r.findings().get(n - 1);
-                    sb.append("- #").append(n).append(" `").append(md(x.location())).append("`: ").append(md(x.evidence())).append("\n");
+                    sb.append("- #")
+                            .append(n)
+                            .append(" `")
+                            .append(md(x.location()))
+                            .append("`: ")
+                            .append(md(x.evidence()))
+                            .append("\n");
                 }
-                sb.append("\n**Why:** ").append(md(f.why())).append("\n\n**Fix:** ").append(md(f.remedy())).append("\n\n```java\n")
-                        .append(f.example()).append("\n```\n");
+                sb.append("\n**Why:** ")
+                        .append(md(f.why()))
+                        .append("\n\n**Fix:** ")
+                        .append(md(f.remedy()))
+                        .append("\n\n```java\n")
+                        .append(f.example())
+                        .append("\n```\n");
             }
         }
         if (!r.excluded().isEmpty() || !r.warnings().isEmpty()) {
             StringBuilder tail = new StringBuilder();
             appendTail(tail, r, "- ");
-            sb.append(tail.toString().replace("\nExcluded (", "\n## Excluded (").replace("\nWarnings (", "\n## Warnings ("));
+            sb.append(tail.toString()
+                    .replace("\nExcluded (", "\n## Excluded (")
+                    .replace("\nWarnings (", "\n## Warnings ("));
         }
         return sb.toString();
     }
@@ -238,7 +290,8 @@ public enum ReportFormat {
         root.put("classesRead", r.classesRead());
         root.put("classesAudited", r.classesAudited());
         root.put("singletons", r.singletons());
-        root.put("findings", r.findings().stream().map(ReportFormat::jsonFinding).toList());
+        root.put(
+                "findings", r.findings().stream().map(ReportFormat::jsonFinding).toList());
         List<Object> excluded = new ArrayList<>();
         for (AuditReport.Excluded e : r.excluded()) {
             Map<String, Object> m = jsonFinding(e.finding());
@@ -278,8 +331,10 @@ public enum ReportFormat {
             rule.put("id", c.ruleId());
             rule.put("name", camel(c.name()));
             rule.put("shortDescription", text(c.summary()));
-            rule.put("fullDescription", text(c.summary() + ". See docs/audit.md of Baton for the evidence each finding "
-                    + "rests on and the remedy."));
+            rule.put(
+                    "fullDescription",
+                    text(c.summary() + ". See docs/audit.md of Baton for the evidence each finding "
+                            + "rests on and the remedy."));
             Map<String, Object> help = text(c.summary());
             rule.put("help", help);
             Map<String, Object> config = new LinkedHashMap<>();
@@ -315,10 +370,12 @@ public enum ReportFormat {
         res.put("ruleId", f.category().ruleId());
         res.put("ruleIndex", f.category().ordinal());
         res.put("level", level(f.severity()));
-        res.put("message", text(f.location() + ": " + f.kind() + ". " + f.evidence() + ". " + f.why() + " Fix: "
-                + f.remedy()));
+        res.put(
+                "message",
+                text(f.location() + ": " + f.kind() + ". " + f.evidence() + ". " + f.why() + " Fix: " + f.remedy()));
         Map<String, Object> artifact = new LinkedHashMap<>();
-        artifact.put("uri", f.sourceFile() != null ? f.sourceFile() : f.className().replace('.', '/') + ".class");
+        artifact.put(
+                "uri", f.sourceFile() != null ? f.sourceFile() : f.className().replace('.', '/') + ".class");
         Map<String, Object> physical = new LinkedHashMap<>();
         physical.put("artifactLocation", artifact);
         if (f.line() > 0) {
@@ -331,7 +388,9 @@ public enum ReportFormat {
         location.put("physicalLocation", physical);
         location.put("logicalLocations", List.of(logical));
         res.put("locations", List.of(location));
-        res.put("partialFingerprints", Map.of("batonAuditFinding/v1", f.category().name() + ":" + f.location()));
+        res.put(
+                "partialFingerprints",
+                Map.of("batonAuditFinding/v1", f.category().name() + ":" + f.location()));
         res.put("properties", Map.of("severity", f.severity().name(), "kind", f.kind(), "example", f.example()));
         if (by != null) {
             Map<String, Object> s = new LinkedHashMap<>();

@@ -36,8 +36,10 @@ import org.objectweb.asm.signature.SignatureVisitor;
  */
 final class Rules {
     static final Set<String> STEREOTYPES = Set.of(
-            "org/springframework/stereotype/Component", "org/springframework/stereotype/Service",
-            "org/springframework/stereotype/Repository", "org/springframework/stereotype/Controller",
+            "org/springframework/stereotype/Component",
+            "org/springframework/stereotype/Service",
+            "org/springframework/stereotype/Repository",
+            "org/springframework/stereotype/Controller",
             "org/springframework/web/bind/annotation/RestController",
             "org/springframework/web/bind/annotation/ControllerAdvice",
             "org/springframework/web/bind/annotation/RestControllerAdvice",
@@ -45,85 +47,197 @@ final class Rules {
             "org/springframework/boot/autoconfigure/AutoConfiguration",
             "org/springframework/boot/SpringBootConfiguration",
             "org/springframework/boot/autoconfigure/SpringBootApplication",
-            "jakarta/enterprise/context/ApplicationScoped", "javax/enterprise/context/ApplicationScoped",
-            "jakarta/inject/Singleton", "javax/inject/Singleton", "jakarta/ejb/Singleton", "javax/ejb/Singleton",
+            "jakarta/enterprise/context/ApplicationScoped",
+            "javax/enterprise/context/ApplicationScoped",
+            "jakarta/inject/Singleton",
+            "javax/inject/Singleton",
+            "jakarta/ejb/Singleton",
+            "javax/ejb/Singleton",
             "io/micronaut/context/annotation/Context");
     static final String BEAN = "org/springframework/context/annotation/Bean";
-    static final Set<String> SCHEDULED = Set.of("org/springframework/scheduling/annotation/Scheduled",
-            "org/springframework/scheduling/annotation/Schedules", "io/quarkus/scheduler/Scheduled",
-            "io/micronaut/scheduling/annotation/Scheduled", "jakarta/ejb/Schedule", "javax/ejb/Schedule");
-    static final Set<String> SINGLE_RUNNER = Set.of("dev/baton/spring/BatonSingleRunner",
-            "net/javacrumbs/shedlock/spring/annotation/SchedulerLock", "net/javacrumbs/shedlock/core/SchedulerLock");
-    static final Set<String> COLLECTIONS = Set.of("java/util/Map", "java/util/Collection", "java/util/Dictionary",
-            "java/util/BitSet", "com/google/common/collect/Multimap", "com/google/common/collect/Table",
+    static final Set<String> SCHEDULED = Set.of(
+            "org/springframework/scheduling/annotation/Scheduled",
+            "org/springframework/scheduling/annotation/Schedules",
+            "io/quarkus/scheduler/Scheduled",
+            "io/micronaut/scheduling/annotation/Scheduled",
+            "jakarta/ejb/Schedule",
+            "javax/ejb/Schedule");
+    static final Set<String> SINGLE_RUNNER = Set.of(
+            "dev/baton/spring/BatonSingleRunner",
+            "net/javacrumbs/shedlock/spring/annotation/SchedulerLock",
+            "net/javacrumbs/shedlock/core/SchedulerLock");
+    static final Set<String> COLLECTIONS = Set.of(
+            "java/util/Map",
+            "java/util/Collection",
+            "java/util/Dictionary",
+            "java/util/BitSet",
+            "com/google/common/collect/Multimap",
+            "com/google/common/collect/Table",
             "com/google/common/collect/Multiset");
-    static final Set<String> COUNTERS = Set.of("java/util/concurrent/atomic/AtomicLong",
-            "java/util/concurrent/atomic/AtomicInteger", "java/util/concurrent/atomic/LongAdder",
-            "java/util/concurrent/atomic/DoubleAdder", "java/util/concurrent/atomic/LongAccumulator",
-            "java/util/concurrent/atomic/DoubleAccumulator", "java/util/concurrent/atomic/AtomicLongArray",
+    static final Set<String> COUNTERS = Set.of(
+            "java/util/concurrent/atomic/AtomicLong",
+            "java/util/concurrent/atomic/AtomicInteger",
+            "java/util/concurrent/atomic/LongAdder",
+            "java/util/concurrent/atomic/DoubleAdder",
+            "java/util/concurrent/atomic/LongAccumulator",
+            "java/util/concurrent/atomic/DoubleAccumulator",
+            "java/util/concurrent/atomic/AtomicLongArray",
             "java/util/concurrent/atomic/AtomicIntegerArray");
-    static final Set<String> CACHES = Set.of("com/github/benmanes/caffeine/cache/Cache",
-            "com/github/benmanes/caffeine/cache/LoadingCache", "com/github/benmanes/caffeine/cache/AsyncCache",
-            "com/github/benmanes/caffeine/cache/AsyncLoadingCache", "com/google/common/cache/Cache",
-            "com/google/common/cache/LoadingCache", "org/springframework/cache/concurrent/ConcurrentMapCache",
+    static final Set<String> CACHES = Set.of(
+            "com/github/benmanes/caffeine/cache/Cache",
+            "com/github/benmanes/caffeine/cache/LoadingCache",
+            "com/github/benmanes/caffeine/cache/AsyncCache",
+            "com/github/benmanes/caffeine/cache/AsyncLoadingCache",
+            "com/google/common/cache/Cache",
+            "com/google/common/cache/LoadingCache",
+            "org/springframework/cache/concurrent/ConcurrentMapCache",
             "org/springframework/cache/concurrent/ConcurrentMapCacheManager",
-            "org/springframework/cache/caffeine/CaffeineCacheManager", "org/springframework/cache/caffeine/CaffeineCache");
-    static final Set<String> RATE_LIMITERS = Set.of("com/google/common/util/concurrent/RateLimiter",
-            "io/github/bucket4j/Bucket", "io/github/bucket4j/local/LocalBucket",
-            "io/github/resilience4j/ratelimiter/RateLimiter", "io/github/resilience4j/ratelimiter/RateLimiterRegistry");
-    static final Set<String> CAPS = Set.of("java/util/concurrent/Semaphore", "io/github/resilience4j/bulkhead/Bulkhead",
-            "io/github/resilience4j/bulkhead/ThreadPoolBulkhead", "io/github/resilience4j/bulkhead/BulkheadRegistry",
+            "org/springframework/cache/caffeine/CaffeineCacheManager",
+            "org/springframework/cache/caffeine/CaffeineCache");
+    static final Set<String> RATE_LIMITERS = Set.of(
+            "com/google/common/util/concurrent/RateLimiter",
+            "io/github/bucket4j/Bucket",
+            "io/github/bucket4j/local/LocalBucket",
+            "io/github/resilience4j/ratelimiter/RateLimiter",
+            "io/github/resilience4j/ratelimiter/RateLimiterRegistry");
+    static final Set<String> CAPS = Set.of(
+            "java/util/concurrent/Semaphore",
+            "io/github/resilience4j/bulkhead/Bulkhead",
+            "io/github/resilience4j/bulkhead/ThreadPoolBulkhead",
+            "io/github/resilience4j/bulkhead/BulkheadRegistry",
             "io/github/resilience4j/bulkhead/ThreadPoolBulkheadRegistry");
     /** Bucket4j's distributed buckets already share state. */
-    static final Set<String> DISTRIBUTED = Set.of("io/github/bucket4j/distributed/BucketProxy",
-            "io/github/bucket4j/distributed/proxy/ProxyManager");
+    static final Set<String> DISTRIBUTED =
+            Set.of("io/github/bucket4j/distributed/BucketProxy", "io/github/bucket4j/distributed/proxy/ProxyManager");
     /**
      * Collections whose contents live in a cluster, not in this process: Hazelcast (3.x and 4+),
      * Redisson, Spring Data Redis collections, Apache Ignite. A field of such a type, or a collection
      * field every construction site fills with one, is not reported.
      */
-    static final Set<String> DISTRIBUTED_STRUCTURES = Set.of("com/hazelcast/map/IMap", "com/hazelcast/core/IMap",
-            "com/hazelcast/multimap/MultiMap", "com/hazelcast/core/MultiMap", "com/hazelcast/replicatedmap/ReplicatedMap",
-            "com/hazelcast/core/ReplicatedMap", "com/hazelcast/collection/IList", "com/hazelcast/collection/ISet",
-            "com/hazelcast/collection/IQueue", "com/hazelcast/core/IList", "com/hazelcast/core/ISet",
-            "com/hazelcast/core/IQueue", "org/redisson/api/RMap", "org/redisson/api/RMapCache", "org/redisson/api/RSet",
-            "org/redisson/api/RSetCache", "org/redisson/api/RList", "org/redisson/api/RQueue", "org/redisson/api/RDeque",
-            "org/redisson/api/RSortedSet", "org/redisson/api/RScoredSortedSet",
+    static final Set<String> DISTRIBUTED_STRUCTURES = Set.of(
+            "com/hazelcast/map/IMap",
+            "com/hazelcast/core/IMap",
+            "com/hazelcast/multimap/MultiMap",
+            "com/hazelcast/core/MultiMap",
+            "com/hazelcast/replicatedmap/ReplicatedMap",
+            "com/hazelcast/core/ReplicatedMap",
+            "com/hazelcast/collection/IList",
+            "com/hazelcast/collection/ISet",
+            "com/hazelcast/collection/IQueue",
+            "com/hazelcast/core/IList",
+            "com/hazelcast/core/ISet",
+            "com/hazelcast/core/IQueue",
+            "org/redisson/api/RMap",
+            "org/redisson/api/RMapCache",
+            "org/redisson/api/RSet",
+            "org/redisson/api/RSetCache",
+            "org/redisson/api/RList",
+            "org/redisson/api/RQueue",
+            "org/redisson/api/RDeque",
+            "org/redisson/api/RSortedSet",
+            "org/redisson/api/RScoredSortedSet",
             "org/springframework/data/redis/support/collections/RedisStore",
             "org/springframework/data/redis/support/collections/RedisMap",
             "org/springframework/data/redis/support/collections/RedisCollection",
-            "org/apache/ignite/IgniteSet", "org/apache/ignite/IgniteQueue");
-    static final Set<String> SOCKET_TYPES = Set.of("org/springframework/web/socket/WebSocketSession",
-            "org/springframework/web/reactive/socket/WebSocketSession", "jakarta/websocket/Session",
-            "javax/websocket/Session", "org/springframework/web/servlet/mvc/method/annotation/ResponseBodyEmitter",
-            "jakarta/servlet/AsyncContext", "javax/servlet/AsyncContext");
-    static final Set<String> HTTP_SESSIONS = Set.of("jakarta/servlet/http/HttpSession", "javax/servlet/http/HttpSession");
-    static final Set<String> LOCAL_CACHE_MANAGERS = Set.of("org/springframework/cache/concurrent/ConcurrentMapCacheManager",
-            "org/springframework/cache/concurrent/ConcurrentMapCache", "org/springframework/cache/caffeine/CaffeineCacheManager");
-    static final Set<String> STARTUP_EVENTS = Set.of("org/springframework/boot/context/event/ApplicationReadyEvent",
+            "org/apache/ignite/IgniteSet",
+            "org/apache/ignite/IgniteQueue");
+
+    static final Set<String> SOCKET_TYPES = Set.of(
+            "org/springframework/web/socket/WebSocketSession",
+            "org/springframework/web/reactive/socket/WebSocketSession",
+            "jakarta/websocket/Session",
+            "javax/websocket/Session",
+            "org/springframework/web/servlet/mvc/method/annotation/ResponseBodyEmitter",
+            "jakarta/servlet/AsyncContext",
+            "javax/servlet/AsyncContext");
+    static final Set<String> HTTP_SESSIONS =
+            Set.of("jakarta/servlet/http/HttpSession", "javax/servlet/http/HttpSession");
+    static final Set<String> LOCAL_CACHE_MANAGERS = Set.of(
+            "org/springframework/cache/concurrent/ConcurrentMapCacheManager",
+            "org/springframework/cache/concurrent/ConcurrentMapCache",
+            "org/springframework/cache/caffeine/CaffeineCacheManager");
+    static final Set<String> STARTUP_EVENTS = Set.of(
+            "org/springframework/boot/context/event/ApplicationReadyEvent",
             "org/springframework/boot/context/event/ApplicationStartedEvent",
             "org/springframework/context/event/ContextRefreshedEvent");
-    static final Set<String> POST_CONSTRUCT = Set.of("jakarta/annotation/PostConstruct", "javax/annotation/PostConstruct");
+    static final Set<String> POST_CONSTRUCT =
+            Set.of("jakarta/annotation/PostConstruct", "javax/annotation/PostConstruct");
 
-    private static final Set<String> REVOCATION_WORDS = Set.of("revoked", "revocation", "revocations", "revoke", "epoch",
-            "epochs", "logout", "logouts", "logged", "blacklist", "blacklisted", "denylist", "blocklist", "invalidated");
+    private static final Set<String> REVOCATION_WORDS = Set.of(
+            "revoked",
+            "revocation",
+            "revocations",
+            "revoke",
+            "epoch",
+            "epochs",
+            "logout",
+            "logouts",
+            "logged",
+            "blacklist",
+            "blacklisted",
+            "denylist",
+            "blocklist",
+            "invalidated");
     private static final Set<String> GRANT_WORDS = Set.of("grant", "grants");
-    private static final Set<String> TOKEN_WORDS = Set.of("token", "tokens", "nonce", "nonces", "jti", "otp", "otps",
-            "replay", "replays", "redeemed", "consumed", "used", "onetime");
-    private static final Set<String> DEDUPE_WORDS = Set.of("seen", "processed", "dedupe", "dedup", "deduplication",
-            "delivered", "idempotency", "idempotent", "handled", "duplicate", "duplicates");
+    private static final Set<String> TOKEN_WORDS = Set.of(
+            "token",
+            "tokens",
+            "nonce",
+            "nonces",
+            "jti",
+            "otp",
+            "otps",
+            "replay",
+            "replays",
+            "redeemed",
+            "consumed",
+            "used",
+            "onetime");
+    private static final Set<String> DEDUPE_WORDS = Set.of(
+            "seen",
+            "processed",
+            "dedupe",
+            "dedup",
+            "deduplication",
+            "delivered",
+            "idempotency",
+            "idempotent",
+            "handled",
+            "duplicate",
+            "duplicates");
     /** Hand-rolled limiters: a map of attempts per IP, an in-flight counter. */
-    private static final Set<String> LIMITER_WORDS = Set.of("limiter", "limiters", "ratelimit", "throttle", "throttles",
-            "throttling", "attempts", "quota", "quotas", "buckets");
-    private static final Set<String> CAP_WORDS = Set.of("inflight", "concurrency", "permits",
-            "slots");
-    private static final Set<String> SESSION_WORDS = Set.of("session", "sessions", "websocket", "websockets", "sockets",
-            "emitters");
+    private static final Set<String> LIMITER_WORDS = Set.of(
+            "limiter",
+            "limiters",
+            "ratelimit",
+            "throttle",
+            "throttles",
+            "throttling",
+            "attempts",
+            "quota",
+            "quotas",
+            "buckets");
+
+    private static final Set<String> CAP_WORDS = Set.of("inflight", "concurrency", "permits", "slots");
+    private static final Set<String> SESSION_WORDS =
+            Set.of("session", "sessions", "websocket", "websockets", "sockets", "emitters");
     /** Class-name words strong enough on their own to classify an unnamed field. */
-    private static final Set<String> STRONG_CLASS_WORDS = Set.of("replay", "nonce", "nonces", "revocation",
-            "revocations", "revoked", "dedupe", "dedup", "idempotency", "limiter", "throttle", "ratelimit");
-    private static final Set<String> POLLER_WORDS = Set.of("poll", "polls", "pending", "job", "jobs", "queue", "outbox",
-            "worker", "dispatch");
+    private static final Set<String> STRONG_CLASS_WORDS = Set.of(
+            "replay",
+            "nonce",
+            "nonces",
+            "revocation",
+            "revocations",
+            "revoked",
+            "dedupe",
+            "dedup",
+            "idempotency",
+            "limiter",
+            "throttle",
+            "ratelimit");
+
+    private static final Set<String> POLLER_WORDS =
+            Set.of("poll", "polls", "pending", "job", "jobs", "queue", "outbox", "worker", "dispatch");
 
     private final ClassIndex index;
     private final List<ClassFacts> classes;
@@ -136,7 +250,9 @@ final class Rules {
         this.index = index;
         this.classes = classes;
         this.resources = resources;
-        this.sourceRoot = sourceRoot == null || sourceRoot.isEmpty() ? "" : sourceRoot.endsWith("/") ? sourceRoot : sourceRoot + "/";
+        this.sourceRoot = sourceRoot == null || sourceRoot.isEmpty()
+                ? ""
+                : sourceRoot.endsWith("/") ? sourceRoot : sourceRoot + "/";
     }
 
     List<Finding> run() {
@@ -211,7 +327,11 @@ final class Rules {
                     }
                     // A container injects beans: what a bean's constructor receives is a singleton too.
                     String t = rawType(ff.desc);
-                    if (container(name) && injected(ff) && t != null && reported(t) && !isEnum(t)
+                    if (container(name)
+                            && injected(ff)
+                            && t != null
+                            && reported(t)
+                            && !isEnum(t)
                             && (index.get(t).access & (Opcodes.ACC_INTERFACE | Opcodes.ACC_ABSTRACT)) == 0) {
                         mark(t, "injected into " + simple(name) + "." + ff.name, todo);
                     }
@@ -288,7 +408,8 @@ final class Rules {
                 }
                 Header h = index.get(cf.name);
                 if (h.superName != null) {
-                    subtypes.computeIfAbsent(h.superName, k -> new ArrayList<>()).add(cf.name);
+                    subtypes.computeIfAbsent(h.superName, k -> new ArrayList<>())
+                            .add(cf.name);
                 }
                 for (String i : h.interfaces) {
                     subtypes.computeIfAbsent(i, k -> new ArrayList<>()).add(cf.name);
@@ -330,7 +451,9 @@ final class Rules {
                 Set<MethodFacts> next = new LinkedHashSet<>();
                 for (MethodFacts mf : pending) {
                     for (Site site : sitesOf(mf)) {
-                        if (!site.reference() && !context(site.owner(), site.method()) && !expanded.contains(site.method())
+                        if (!site.reference()
+                                && !context(site.owner(), site.method())
+                                && !expanded.contains(site.method())
                                 && plausible(site.owner(), site.method())) {
                             next.add(site.method());
                         }
@@ -376,8 +499,11 @@ final class Rules {
                 return false;
             }
             for (String a : mf.annotations) {
-                if (!a.startsWith("java/lang/") && !a.endsWith("/Nullable") && !a.endsWith("/NonNull")
-                        && !a.endsWith("/Nonnull") && !a.endsWith("/NotNull")) {
+                if (!a.startsWith("java/lang/")
+                        && !a.endsWith("/Nullable")
+                        && !a.endsWith("/NonNull")
+                        && !a.endsWith("/Nonnull")
+                        && !a.endsWith("/NotNull")) {
                     return false;
                 }
             }
@@ -395,8 +521,9 @@ final class Rules {
             Collection<Site> callers = sitesOf(mf);
             boolean result = !callers.isEmpty();
             for (Site site : callers) {
-                if (site.reference() || !(context(site.owner(), site.method())
-                        || startupOnly(site.owner(), site.method(), visiting))) {
+                if (site.reference()
+                        || !(context(site.owner(), site.method())
+                                || startupOnly(site.owner(), site.method(), visiting))) {
                     result = false;
                     break;
                 }
@@ -522,7 +649,8 @@ final class Rules {
         try {
             Class<?> c = Class.forName(type.replace('/', '.'), false, ClassLoader.getPlatformClassLoader());
             for (java.lang.reflect.Method m : c.getDeclaredMethods()) {
-                if (m.getName().equals(name) && Type.getMethodDescriptor(m).equals(desc)
+                if (m.getName().equals(name)
+                        && Type.getMethodDescriptor(m).equals(desc)
                         && !java.lang.reflect.Modifier.isPrivate(m.getModifiers())
                         && !java.lang.reflect.Modifier.isStatic(m.getModifiers())) {
                     return true;
@@ -567,7 +695,12 @@ final class Rules {
                 boolean direct = index.subtypeOf(raw, limiter != null ? RATE_LIMITERS : CAPS) != null;
                 String type = simple(limiter != null ? limiter : cap);
                 String kind = direct ? type : what + " of " + type + "s";
-                add(cf, ff, Category.LOCAL_LIMITER, Severity.HIGH, kind,
+                add(
+                        cf,
+                        ff,
+                        Category.LOCAL_LIMITER,
+                        Severity.HIGH,
+                        kind,
                         holder + " of type " + what + (direct ? "" : " holding " + type + "s") + uses(ff),
                         limiter != null ? Remedies.RATE_LIMITER : Remedies.CONCURRENCY_CAP);
                 return;
@@ -582,11 +715,23 @@ final class Rules {
         if (raw != null && index.subtypeOf(raw, CACHES) != null) {
             String single = singleUse(ff.name, cf.name, true);
             if (single != null) {
-                add(cf, ff, categoryOf(single), severityOf(single), what + " (" + label(single) + ")",
-                        holder + " of type " + what + ", named like " + label(single) + uses(ff), single);
+                add(
+                        cf,
+                        ff,
+                        categoryOf(single),
+                        severityOf(single),
+                        what + " (" + label(single) + ")",
+                        holder + " of type " + what + ", named like " + label(single) + uses(ff),
+                        single);
             } else {
-                add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "cache (" + what + ")",
-                        holder + " of type " + what + uses(ff), Remedies.CACHE);
+                add(
+                        cf,
+                        ff,
+                        Category.SINGLETON_STATE,
+                        Severity.MEDIUM,
+                        "cache (" + what + ")",
+                        holder + " of type " + what + uses(ff),
+                        Remedies.CACHE);
             }
             return;
         }
@@ -599,7 +744,12 @@ final class Rules {
         boolean collection = array || index.subtypeOf(raw, COLLECTIONS) != null;
         if (collection && (socket != null || httpSession != null)) {
             String type = simple(socket != null ? socket : httpSession);
-            add(cf, ff, Category.SINGLE_USE_STATE, Severity.MEDIUM, "registry of " + type + "s",
+            add(
+                    cf,
+                    ff,
+                    Category.SINGLE_USE_STATE,
+                    Severity.MEDIUM,
+                    "registry of " + type + "s",
                     holder + " of type " + what + " holding " + type + "s" + uses(ff),
                     socket != null ? Remedies.SOCKETS : Remedies.HTTP_SESSION);
             return;
@@ -616,28 +766,66 @@ final class Rules {
         }
         String single = singleUse(ff.name, cf.name, collection);
         if (single != null) {
-            add(cf, ff, categoryOf(single), severityOf(single), (counter ? "counter" : what) + " (" + label(single) + ")",
-                    holder + " of type " + what + ", named like " + label(single) + uses(ff), single);
+            add(
+                    cf,
+                    ff,
+                    categoryOf(single),
+                    severityOf(single),
+                    (counter ? "counter" : what) + " (" + label(single) + ")",
+                    holder + " of type " + what + ", named like " + label(single) + uses(ff),
+                    single);
         } else if (counter) {
-            add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "counter (" + what + ")",
-                    holder + " of type " + what + uses(ff), Remedies.COUNTER);
+            add(
+                    cf,
+                    ff,
+                    Category.SINGLETON_STATE,
+                    Severity.MEDIUM,
+                    "counter (" + what + ")",
+                    holder + " of type " + what + uses(ff),
+                    Remedies.COUNTER);
         } else if (passed != null && passed.local() != null) {
-            add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what + " (injected, local)",
+            add(
+                    cf,
+                    ff,
+                    Category.SINGLETON_STATE,
+                    Severity.MEDIUM,
+                    "mutable " + what + " (injected, local)",
                     holder + " of type " + what + ", passed in by the constructor: " + passed.local() + uses(ff),
                     Remedies.STATE);
         } else if (injected(ff)) {
-            add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "mutable " + what + " (injected)",
+            add(
+                    cf,
+                    ff,
+                    Category.SINGLETON_STATE,
+                    Severity.LOW,
+                    "mutable " + what + " (injected)",
                     holder + " of type " + what + ", passed in by the constructor (its implementation may be shared: "
-                            + "exclude it if so" + (passed != null && passed.distributed() > 0
-                            ? "; some construction sites pass a distributed structure" : "") + ")" + uses(ff), Remedies.STATE);
+                            + "exclude it if so"
+                            + (passed != null && passed.distributed() > 0
+                                    ? "; some construction sites pass a distributed structure"
+                                    : "")
+                            + ")" + uses(ff),
+                    Remedies.STATE);
         } else if (memo(ff)) {
-            add(cf, ff, Category.SINGLETON_STATE, Severity.LOW, "lazily filled " + what + " (memo)",
+            add(
+                    cf,
+                    ff,
+                    Category.SINGLETON_STATE,
+                    Severity.LOW,
+                    "lazily filled " + what + " (memo)",
                     holder + " of type " + what + ", only ever filled by computeIfAbsent with a function that captures "
                             + "nothing, so each value is computed from its key alone (a memo of derived values is harmless; "
-                            + "a registry is not)" + uses(ff), Remedies.CACHE);
+                            + "a registry is not)" + uses(ff),
+                    Remedies.CACHE);
         } else {
-            add(cf, ff, Category.SINGLETON_STATE, Severity.MEDIUM, "mutable " + what,
-                    holder + " of type " + what + uses(ff), Remedies.STATE);
+            add(
+                    cf,
+                    ff,
+                    Category.SINGLETON_STATE,
+                    Severity.MEDIUM,
+                    "mutable " + what,
+                    holder + " of type " + what + uses(ff),
+                    Remedies.STATE);
         }
     }
 
@@ -652,7 +840,9 @@ final class Rules {
             for (ClassFacts cf : classes) {
                 for (MethodFacts mf : cf.methods) {
                     for (Facts.Construction c : mf.constructions) {
-                        constructionSites.computeIfAbsent(c.owner() + c.desc(), k -> new ArrayList<>()).add(new Object[] {cf, mf, c});
+                        constructionSites
+                                .computeIfAbsent(c.owner() + c.desc(), k -> new ArrayList<>())
+                                .add(new Object[] {cf, mf, c});
                     }
                 }
             }
@@ -683,15 +873,22 @@ final class Rules {
             MethodFacts mf = (MethodFacts) site[1];
             Facts.Construction c = (Facts.Construction) site[2];
             Facts.Arg a = param < c.args().length ? c.args()[param] : null;
-            if (a != null && a.allocated() != null && index.subtypeOf(a.allocated(), DISTRIBUTED_STRUCTURES) == null
+            if (a != null
+                    && a.allocated() != null
+                    && index.subtypeOf(a.allocated(), DISTRIBUTED_STRUCTURES) == null
                     && a.allocated().startsWith("java/")) {
                 if (local[0] == null) {
-                    local[0] = simple(cf.name) + "." + Collector.display(mf.name) + "() passes a new " + simple(a.allocated())
-                            + (cf.sourceFile == null ? "" : " (" + cf.sourceFile.substring(cf.sourceFile.lastIndexOf('/') + 1)
-                            + ":" + c.line() + ")");
+                    local[0] = simple(cf.name) + "." + Collector.display(mf.name) + "() passes a new "
+                            + simple(a.allocated())
+                            + (cf.sourceFile == null
+                                    ? ""
+                                    : " (" + cf.sourceFile.substring(cf.sourceFile.lastIndexOf('/') + 1) + ":"
+                                            + c.line() + ")");
                 }
-            } else if (a != null && (a.allocated() != null ? index.subtypeOf(a.allocated(), DISTRIBUTED_STRUCTURES) != null
-                    : a.type() != null && index.subtypeOf(a.type(), DISTRIBUTED_STRUCTURES) != null)) {
+            } else if (a != null
+                    && (a.allocated() != null
+                            ? index.subtypeOf(a.allocated(), DISTRIBUTED_STRUCTURES) != null
+                            : a.type() != null && index.subtypeOf(a.type(), DISTRIBUTED_STRUCTURES) != null)) {
                 counts[0]++;
             } else if (a != null && a.param() >= 0 && mf.name.equals("<init>") && depth < 4) {
                 resolve(cf.name, mf.desc, a.param(), counts, local, depth + 1);
@@ -707,7 +904,8 @@ final class Rules {
     }
 
     private static boolean memo(FieldFacts ff) {
-        return ff.reassignments.isEmpty() && !ff.mutations.isEmpty()
+        return ff.reassignments.isEmpty()
+                && !ff.mutations.isEmpty()
                 && ff.mutations.stream().allMatch(u -> u.what().equals("computeIfAbsent"));
     }
 
@@ -730,7 +928,8 @@ final class Rules {
 
     private static Category categoryOf(String kind) {
         return kind.equals(Remedies.RATE_LIMITER) || kind.equals(Remedies.CONCURRENCY_CAP)
-                ? Category.LOCAL_LIMITER : Category.SINGLE_USE_STATE;
+                ? Category.LOCAL_LIMITER
+                : Category.SINGLE_USE_STATE;
     }
 
     private static String label(String kind) {
@@ -825,11 +1024,19 @@ final class Rules {
 
     /** {@code save()}, or {@code a lambda in save()} for a method named by {@link Collector#display}. */
     private static String callable(String method) {
-        return method.endsWith(" (lambda)") ? "a lambda in " + method.substring(0, method.length() - 9) + "()" : method + "()";
+        return method.endsWith(" (lambda)")
+                ? "a lambda in " + method.substring(0, method.length() - 9) + "()"
+                : method + "()";
     }
 
-    private void add(ClassFacts cf, FieldFacts ff, Category category, Severity severity, String kind, String evidence,
-                     String remedy) {
+    private void add(
+            ClassFacts cf,
+            FieldFacts ff,
+            Category category,
+            Severity severity,
+            String kind,
+            String evidence,
+            String remedy) {
         int line;
         String lineSource;
         if (ff.initLine > 0) {
@@ -848,12 +1055,31 @@ final class Rules {
         add(cf, ff.name, line, lineSource, category, severity, kind, evidence, remedy);
     }
 
-    private void add(ClassFacts cf, String member, int line, String lineSource, Category category, Severity severity,
-                     String kind, String evidence, String remedyKind) {
+    private void add(
+            ClassFacts cf,
+            String member,
+            int line,
+            String lineSource,
+            Category category,
+            Severity severity,
+            String kind,
+            String evidence,
+            String remedyKind) {
         Remedies.Remedy r = Remedies.of(remedyKind);
         String source = cf == null || cf.sourceFile == null ? null : sourceRoot + cf.sourceFile;
-        findings.add(new Finding(category, severity, cf.name.replace('/', '.'), member, source, line, lineSource, kind,
-                evidence, r.why(), r.remedy(), r.example()));
+        findings.add(new Finding(
+                category,
+                severity,
+                cf.name.replace('/', '.'),
+                member,
+                source,
+                line,
+                lineSource,
+                kind,
+                evidence,
+                r.why(),
+                r.remedy(),
+                r.example()));
     }
 
     // ------------------------------------------------------------------ methods
@@ -867,11 +1093,21 @@ final class Rules {
             Call recurring = recurringCall(mf);
             if (recurring != null) {
                 boolean known = singleton || (mf.access & Opcodes.ACC_STATIC) != 0;
-                add(cf, Collector.display(mf.name), recurring.line(), "call", Category.IN_PROCESS_SCHEDULING,
-                        known ? Severity.HIGH : Severity.LOW, "recurring timer", simple(recurring.owner()) + "."
+                add(
+                        cf,
+                        Collector.display(mf.name),
+                        recurring.line(),
+                        "call",
+                        Category.IN_PROCESS_SCHEDULING,
+                        known ? Severity.HIGH : Severity.LOW,
+                        "recurring timer",
+                        simple(recurring.owner()) + "."
                                 + recurring.name() + " in " + Collector.display(mf.name) + "()"
-                                + (known ? "" : "; the class is not a known singleton (per-object housekeeping is "
-                                + "harmless; one per process is not)"), Remedies.TIMER);
+                                + (known
+                                        ? ""
+                                        : "; the class is not a known singleton (per-object housekeeping is "
+                                                + "harmless; one per process is not)"),
+                        Remedies.TIMER);
                 continue;
             }
             startupHook(cf, mf);
@@ -885,9 +1121,17 @@ final class Rules {
             }
             for (Map.Entry<String, Integer> n : mf.news.entrySet()) {
                 if (LOCAL_CACHE_MANAGERS.contains(n.getKey())) {
-                    add(cf, Collector.display(mf.name), n.getValue(), "call", Category.SINGLETON_STATE, Severity.MEDIUM,
-                            "cache (" + simple(n.getKey()) + ")", "new " + simple(n.getKey()) + " in "
-                                    + Collector.display(mf.name) + "(): an in-process cache manager", Remedies.CACHE);
+                    add(
+                            cf,
+                            Collector.display(mf.name),
+                            n.getValue(),
+                            "call",
+                            Category.SINGLETON_STATE,
+                            Severity.MEDIUM,
+                            "cache (" + simple(n.getKey()) + ")",
+                            "new " + simple(n.getKey()) + " in " + Collector.display(mf.name)
+                                    + "(): an in-process cache manager",
+                            Remedies.CACHE);
                     break;
                 }
             }
@@ -911,7 +1155,13 @@ final class Rules {
         }
         Set<String> words = words(mf.name);
         boolean poller = intersects(words, POLLER_WORDS);
-        add(cf, mf.name, mf.firstLine, "method", Category.IN_PROCESS_SCHEDULING, Severity.HIGH,
+        add(
+                cf,
+                mf.name,
+                mf.firstLine,
+                "method",
+                Category.IN_PROCESS_SCHEDULING,
+                Severity.HIGH,
                 poller ? "@" + simple(scheduled) + " job poller" : "@" + simple(scheduled) + " method",
                 "@" + simple(scheduled) + " without @BatonSingleRunner" + (poller ? "; named like a job poller" : ""),
                 poller ? Remedies.JOB_POLLER : Remedies.SCHEDULED);
@@ -924,18 +1174,23 @@ final class Rules {
             String o = c.owner();
             if ((n.equals("scheduleAtFixedRate") || n.equals("scheduleWithFixedDelay"))
                     && (index.isSubtype(o, "java/util/concurrent/ScheduledExecutorService")
-                    || index.isSubtype(o, "org/springframework/scheduling/TaskScheduler")
-                    || index.isSubtype(o, "java/util/Timer"))) {
+                            || index.isSubtype(o, "org/springframework/scheduling/TaskScheduler")
+                            || index.isSubtype(o, "java/util/Timer"))) {
                 return c;
             }
-            if (n.equals("schedule") && index.isSubtype(o, "java/util/Timer") && Type.getArgumentTypes(c.desc()).length == 3) {
+            if (n.equals("schedule")
+                    && index.isSubtype(o, "java/util/Timer")
+                    && Type.getArgumentTypes(c.desc()).length == 3) {
                 return c;
             }
-            if (n.equals("schedule") && index.isSubtype(o, "org/springframework/scheduling/TaskScheduler")
+            if (n.equals("schedule")
+                    && index.isSubtype(o, "org/springframework/scheduling/TaskScheduler")
                     && c.desc().contains("Lorg/springframework/scheduling/Trigger;")) {
                 return c;
             }
-            if (n.startsWith("add") && n.endsWith("Task") && o.equals("org/springframework/scheduling/config/ScheduledTaskRegistrar")) {
+            if (n.startsWith("add")
+                    && n.endsWith("Task")
+                    && o.equals("org/springframework/scheduling/config/ScheduledTaskRegistrar")) {
                 return c;
             }
             // Flux.interval is cold: a template stored in a field (an SSE heartbeat) runs per subscriber.
@@ -948,18 +1203,22 @@ final class Rules {
 
     private void startupHook(ClassFacts cf, MethodFacts mf) {
         String hook = null;
-        if (mf.name.equals("run") && (index.isSubtype(cf.name, "org/springframework/boot/ApplicationRunner")
-                || index.isSubtype(cf.name, "org/springframework/boot/CommandLineRunner"))) {
+        if (mf.name.equals("run")
+                && (index.isSubtype(cf.name, "org/springframework/boot/ApplicationRunner")
+                        || index.isSubtype(cf.name, "org/springframework/boot/CommandLineRunner"))) {
             hook = "ApplicationRunner.run";
-        } else if (mf.name.equals("start") && mf.desc.equals("()V")
+        } else if (mf.name.equals("start")
+                && mf.desc.equals("()V")
                 && index.isSubtype(cf.name, "org/springframework/context/Lifecycle")) {
             hook = "Lifecycle.start";
         } else if (mf.annotations.stream().anyMatch(POST_CONSTRUCT::contains)) {
             hook = "@PostConstruct";
-        } else if (mf.name.equals("afterPropertiesSet") && index.isSubtype(cf.name, "org/springframework/beans/factory/InitializingBean")) {
+        } else if (mf.name.equals("afterPropertiesSet")
+                && index.isSubtype(cf.name, "org/springframework/beans/factory/InitializingBean")) {
             hook = "InitializingBean.afterPropertiesSet";
         } else if ((mf.annotated("org/springframework/context/event/EventListener")
-                || mf.name.equals("onApplicationEvent")) && mf.parameterTypes.stream().anyMatch(STARTUP_EVENTS::contains)) {
+                        || mf.name.equals("onApplicationEvent"))
+                && mf.parameterTypes.stream().anyMatch(STARTUP_EVENTS::contains)) {
             hook = "start-up event listener";
         }
         boolean async = mf.annotated("org/springframework/scheduling/annotation/Async");
@@ -972,7 +1231,8 @@ final class Rules {
             for (MethodFacts b : bodies) {
                 Call start = threadStart(b);
                 if (start != null) {
-                    evidence = simple(start.owner()) + "." + start.name() + (b == mf ? "" : " in " + Collector.display(b.name) + "()");
+                    evidence = simple(start.owner()) + "." + start.name()
+                            + (b == mf ? "" : " in " + Collector.display(b.name) + "()");
                     break;
                 }
             }
@@ -990,9 +1250,16 @@ final class Rules {
         if (evidence == null) {
             return;
         }
-        add(cf, mf.name, mf.firstLine, "method", Category.IN_PROCESS_SCHEDULING, Severity.HIGH,
+        add(
+                cf,
+                mf.name,
+                mf.firstLine,
+                "method",
+                Category.IN_PROCESS_SCHEDULING,
+                Severity.HIGH,
                 async ? "@Async loop" : "background loop started by " + hook,
-                (async ? "@Async method" : hook) + " runs " + evidence, Remedies.STARTUP_LOOP);
+                (async ? "@Async method" : hook) + " runs " + evidence,
+                Remedies.STARTUP_LOOP);
     }
 
     /** The method and the methods of the same class it calls directly. */
@@ -1002,7 +1269,10 @@ final class Rules {
         for (Call c : mf.calls) {
             if (c.owner().equals(cf.name)) {
                 for (MethodFacts other : cf.methods) {
-                    if (other != mf && other.name.equals(c.name()) && other.desc.equals(c.desc()) && !out.contains(other)) {
+                    if (other != mf
+                            && other.name.equals(c.name())
+                            && other.desc.equals(c.desc())
+                            && !out.contains(other)) {
                         out.add(other);
                     }
                 }
@@ -1026,9 +1296,11 @@ final class Rules {
             String o = c.owner();
             if ((n.equals("start") && index.isSubtype(o, "java/lang/Thread"))
                     || n.equals("startVirtualThread")
-                    || ((n.equals("execute") || n.equals("submit")) && (index.isSubtype(o, "java/util/concurrent/Executor")
-                    || index.isSubtype(o, "org/springframework/core/task/TaskExecutor")))
-                    || ((n.equals("runAsync") || n.equals("supplyAsync")) && o.equals("java/util/concurrent/CompletableFuture"))) {
+                    || ((n.equals("execute") || n.equals("submit"))
+                            && (index.isSubtype(o, "java/util/concurrent/Executor")
+                                    || index.isSubtype(o, "org/springframework/core/task/TaskExecutor")))
+                    || ((n.equals("runAsync") || n.equals("supplyAsync"))
+                            && o.equals("java/util/concurrent/CompletableFuture"))) {
                 return c;
             }
         }
@@ -1041,8 +1313,10 @@ final class Rules {
             String o = c.owner();
             if ((n.equals("sleep") && (o.equals("java/lang/Thread") || o.equals("java/util/concurrent/TimeUnit")))
                     || (n.equals("wait") && o.equals("java/lang/Object"))
-                    || ((n.equals("take") || n.equals("poll")) && index.isSubtype(o, "java/util/concurrent/BlockingQueue"))
-                    || ((n.equals("parkNanos") || n.equals("park")) && o.equals("java/util/concurrent/locks/LockSupport"))) {
+                    || ((n.equals("take") || n.equals("poll"))
+                            && index.isSubtype(o, "java/util/concurrent/BlockingQueue"))
+                    || ((n.equals("parkNanos") || n.equals("park"))
+                            && o.equals("java/util/concurrent/locks/LockSupport"))) {
                 return c;
             }
         }
@@ -1060,7 +1334,9 @@ final class Rules {
             line = mf.monitorLine;
         } else {
             for (Call c : mf.calls) {
-                if ((c.name().equals("lock") || c.name().equals("tryLock") || c.name().equals("lockInterruptibly"))
+                if ((c.name().equals("lock")
+                                || c.name().equals("tryLock")
+                                || c.name().equals("lockInterruptibly"))
                         && index.isSubtype(c.owner(), "java/util/concurrent/locks/Lock")) {
                     lock = simple(c.owner()) + "." + c.name();
                     line = c.line();
@@ -1074,9 +1350,17 @@ final class Rules {
         for (MethodFacts b : withCallees(cf, mf)) {
             Call write = sharedWrite(b);
             if (write != null) {
-                add(cf, mf.name, line, "method", Category.LOCAL_LIMITER, Severity.HIGH, "JVM lock around a shared write",
+                add(
+                        cf,
+                        mf.name,
+                        line,
+                        "method",
+                        Category.LOCAL_LIMITER,
+                        Severity.HIGH,
+                        "JVM lock around a shared write",
                         lock + " held across " + simple(write.owner()) + "." + write.name()
-                                + (b == mf ? "" : " in " + Collector.display(b.name) + "()"), Remedies.LOCK);
+                                + (b == mf ? "" : " in " + Collector.display(b.name) + "()"),
+                        Remedies.LOCK);
                 return;
             }
         }
@@ -1086,22 +1370,32 @@ final class Rules {
         for (Call c : mf.calls) {
             String n = c.name();
             String o = c.owner();
-            if ((n.equals("executeUpdate") || n.equals("executeBatch") || n.equals("executeLargeUpdate")
-                    || n.equals("executeLargeBatch")) && index.isSubtype(o, "java/sql/Statement")) {
+            if ((n.equals("executeUpdate")
+                            || n.equals("executeBatch")
+                            || n.equals("executeLargeUpdate")
+                            || n.equals("executeLargeBatch"))
+                    && index.isSubtype(o, "java/sql/Statement")) {
                 return c;
             }
-            if ((n.equals("update") || n.equals("batchUpdate")) && (index.isSubtype(o, "org/springframework/jdbc/core/JdbcOperations")
-                    || index.isSubtype(o, "org/springframework/jdbc/core/namedparam/NamedParameterJdbcOperations")
-                    || o.equals("org/springframework/jdbc/core/simple/JdbcClient$StatementSpec"))) {
+            if ((n.equals("update") || n.equals("batchUpdate"))
+                    && (index.isSubtype(o, "org/springframework/jdbc/core/JdbcOperations")
+                            || index.isSubtype(
+                                    o, "org/springframework/jdbc/core/namedparam/NamedParameterJdbcOperations")
+                            || o.equals("org/springframework/jdbc/core/simple/JdbcClient$StatementSpec"))) {
                 return c;
             }
             if ((n.equals("persist") || n.equals("merge") || n.equals("remove") || n.equals("flush"))
-                    && (index.isSubtype(o, "jakarta/persistence/EntityManager") || index.isSubtype(o, "javax/persistence/EntityManager"))) {
+                    && (index.isSubtype(o, "jakarta/persistence/EntityManager")
+                            || index.isSubtype(o, "javax/persistence/EntityManager"))) {
                 return c;
             }
-            if ((n.startsWith("save") || n.startsWith("delete") || n.equals("persist") || n.equals("merge")
-                    || n.equals("update")) && (index.isSubtype(o, "org/springframework/data/repository/Repository")
-                    || index.isSubtype(o, "org/hibernate/Session"))) {
+            if ((n.startsWith("save")
+                            || n.startsWith("delete")
+                            || n.equals("persist")
+                            || n.equals("merge")
+                            || n.equals("update"))
+                    && (index.isSubtype(o, "org/springframework/data/repository/Repository")
+                            || index.isSubtype(o, "org/hibernate/Session"))) {
                 return c;
             }
         }
@@ -1110,11 +1404,20 @@ final class Rules {
 
     private void httpSession(ClassFacts cf, MethodFacts mf) {
         for (Call c : mf.calls) {
-            if (c.name().equals("setAttribute") && HTTP_SESSIONS.contains(c.owner())
+            if (c.name().equals("setAttribute")
+                    && HTTP_SESSIONS.contains(c.owner())
                     && !index.hasPackage("org/springframework/session/")) {
-                add(cf, Collector.display(mf.name), c.line(), "call", Category.SINGLE_USE_STATE, Severity.MEDIUM,
-                        "HttpSession attribute", "HttpSession.setAttribute in " + Collector.display(mf.name)
-                                + "(); no Spring Session classes were found among the classes read", Remedies.HTTP_SESSION);
+                add(
+                        cf,
+                        Collector.display(mf.name),
+                        c.line(),
+                        "call",
+                        Category.SINGLE_USE_STATE,
+                        Severity.MEDIUM,
+                        "HttpSession attribute",
+                        "HttpSession.setAttribute in " + Collector.display(mf.name)
+                                + "(); no Spring Session classes were found among the classes read",
+                        Remedies.HTTP_SESSION);
                 return;
             }
         }
@@ -1135,16 +1438,23 @@ final class Rules {
             return;
         }
         boolean constant = best.pathKind().equals("constant");
-        add(cf, Collector.display(mf.name), best.line(), "call", Category.LOCAL_FILE_STATE,
-                constant ? Severity.MEDIUM : Severity.LOW, constant ? "file at a fixed path" : "file at a configured path",
+        add(
+                cf,
+                Collector.display(mf.name),
+                best.line(),
+                "call",
+                Category.LOCAL_FILE_STATE,
+                constant ? Severity.MEDIUM : Severity.LOW,
+                constant ? "file at a fixed path" : "file at a configured path",
                 best.api() + " in " + Collector.display(mf.name) + "() writes a path built from "
-                        + (constant ? "constants" : "a field (configuration)") + ", not a temporary file", Remedies.FILE);
+                        + (constant ? "constants" : "a field (configuration)") + ", not a temporary file",
+                Remedies.FILE);
     }
 
     // ------------------------------------------------------------------ Quartz
 
-    private static final Pattern RAM_STORE_PROPERTY = Pattern.compile(
-            "(?m)^\\s*(org\\.quartz\\.jobStore\\.class\\s*[=:]\\s*org\\.quartz\\.simpl\\.RAMJobStore"
+    private static final Pattern RAM_STORE_PROPERTY =
+            Pattern.compile("(?m)^\\s*(org\\.quartz\\.jobStore\\.class\\s*[=:]\\s*org\\.quartz\\.simpl\\.RAMJobStore"
                     + "|spring\\.quartz\\.job-store-type\\s*[=:]\\s*memory|job-store-type\\s*:\\s*memory)");
     private static final Pattern JDBC_STORE_PROPERTY = Pattern.compile(
             "job-store-type\\s*[=:]\\s*jdbc|org\\.quartz\\.jobStore\\.class\\s*[=:]\\s*\\S*(JobStoreTX|JobStoreCMT|LocalDataSourceJobStore)");
@@ -1156,13 +1466,29 @@ final class Rules {
             Matcher m = RAM_STORE_PROPERTY.matcher(r.getValue());
             if (m.find()) {
                 ram = true;
-                int line = 1 + (int) r.getValue().substring(0, m.start()).chars().filter(ch -> ch == '\n').count();
+                int line = 1
+                        + (int) r.getValue()
+                                .substring(0, m.start())
+                                .chars()
+                                .filter(ch -> ch == '\n')
+                                .count();
                 String text = m.group(1).trim();
-                String key = text.substring(0, text.indexOf(text.contains("=") ? '=' : ':')).trim();
+                String key = text.substring(0, text.indexOf(text.contains("=") ? '=' : ':'))
+                        .trim();
                 Remedies.Remedy rem = Remedies.of(Remedies.QUARTZ_RAM);
-                findings.add(new Finding(Category.IN_PROCESS_SCHEDULING, Severity.HIGH, r.getKey(), key,
-                        r.getKey(), line, "configuration", "Quartz in-memory job store",
-                        "configuration sets " + text, rem.why(), rem.remedy(), rem.example()));
+                findings.add(new Finding(
+                        Category.IN_PROCESS_SCHEDULING,
+                        Severity.HIGH,
+                        r.getKey(),
+                        key,
+                        r.getKey(),
+                        line,
+                        "configuration",
+                        "Quartz in-memory job store",
+                        "configuration sets " + text,
+                        rem.why(),
+                        rem.remedy(),
+                        rem.example()));
             }
             if (JDBC_STORE_PROPERTY.matcher(r.getValue()).find()) {
                 jdbc = true;
@@ -1172,18 +1498,35 @@ final class Rules {
         for (ClassFacts cf : classes) {
             if (cf.ramJobStoreLine > 0) {
                 ram = true;
-                add(cf, "", cf.ramJobStoreLine, "call", Category.IN_PROCESS_SCHEDULING, Severity.HIGH,
-                        "Quartz in-memory job store", "references org.quartz.simpl.RAMJobStore", Remedies.QUARTZ_RAM);
+                add(
+                        cf,
+                        "",
+                        cf.ramJobStoreLine,
+                        "call",
+                        Category.IN_PROCESS_SCHEDULING,
+                        Severity.HIGH,
+                        "Quartz in-memory job store",
+                        "references org.quartz.simpl.RAMJobStore",
+                        Remedies.QUARTZ_RAM);
             }
-            if (firstJob == null && (cf.access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_INTERFACE)) == 0
+            if (firstJob == null
+                    && (cf.access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_INTERFACE)) == 0
                     && index.isSubtype(cf.name, "org/quartz/Job")) {
                 firstJob = cf;
             }
         }
         if (!ram && !jdbc && firstJob != null) {
-            add(firstJob, "", 0, "none (class)", Category.IN_PROCESS_SCHEDULING, Severity.MEDIUM,
-                    "Quartz job without a JDBC job store", "a Quartz job; no JDBC job store is configured in the "
-                            + "configuration read (Spring Boot's default store is in memory)", Remedies.QUARTZ_RAM);
+            add(
+                    firstJob,
+                    "",
+                    0,
+                    "none (class)",
+                    Category.IN_PROCESS_SCHEDULING,
+                    Severity.MEDIUM,
+                    "Quartz job without a JDBC job store",
+                    "a Quartz job; no JDBC job store is configured in the "
+                            + "configuration read (Spring Boot's default store is in memory)",
+                    Remedies.QUARTZ_RAM);
         }
     }
 

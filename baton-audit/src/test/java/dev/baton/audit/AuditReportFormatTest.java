@@ -13,9 +13,12 @@ class AuditReportFormatTest {
 
     @BeforeAll
     static void audit() {
-        report = BatonAudit.forClasses(AuditRulesTest.FIXTURES).sourceRoot("src/test/java")
-                .exclusions(Exclusions.parse("exclusions:\n  - class: dev.baton.audit.fixtures.Statics\n    member: COUNTS\n"
-                        + "    reason: test\n", "t.yml"))
+        report = BatonAudit.forClasses(AuditRulesTest.FIXTURES)
+                .sourceRoot("src/test/java")
+                .exclusions(Exclusions.parse(
+                        "exclusions:\n  - class: dev.baton.audit.fixtures.Statics\n    member: COUNTS\n"
+                                + "    reason: test\n",
+                        "t.yml"))
                 .run();
     }
 
@@ -30,7 +33,9 @@ class AuditReportFormatTest {
         JsonNode tokens = null;
         int suppressed = 0;
         for (JsonNode r : run.get("results")) {
-            if (r.at("/locations/0/logicalLocations/0/fullyQualifiedName").asText().endsWith("Registry.usedTokens")) {
+            if (r.at("/locations/0/logicalLocations/0/fullyQualifiedName")
+                    .asText()
+                    .endsWith("Registry.usedTokens")) {
                 tokens = r;
             }
             if (r.has("suppressions")) {
@@ -42,11 +47,14 @@ class AuditReportFormatTest {
         assertThat(tokens).isNotNull();
         assertThat(tokens.get("ruleId").asText()).isEqualTo("baton-audit/single-use-state");
         assertThat(tokens.get("level").asText()).isEqualTo("error");
-        assertThat(tokens.at("/locations/0/physicalLocation/artifactLocation/uri").asText())
+        assertThat(tokens.at("/locations/0/physicalLocation/artifactLocation/uri")
+                        .asText())
                 .isEqualTo("src/test/java/dev/baton/audit/fixtures/Registry.java");
-        assertThat(tokens.at("/locations/0/physicalLocation/region/startLine").asInt()).isEqualTo(23);
+        assertThat(tokens.at("/locations/0/physicalLocation/region/startLine").asInt())
+                .isEqualTo(23);
         assertThat(tokens.at("/message/text").asText()).contains("tokens()");
-        assertThat(run.at("/tool/driver/rules/" + tokens.get("ruleIndex").asInt() + "/id").asText())
+        assertThat(run.at("/tool/driver/rules/" + tokens.get("ruleIndex").asInt() + "/id")
+                        .asText())
                 .isEqualTo(tokens.get("ruleId").asText());
     }
 
@@ -55,8 +63,21 @@ class AuditReportFormatTest {
         JsonNode root = new ObjectMapper().readTree(ReportFormat.JSON.render(report));
         assertThat(root.get("findings")).hasSize(report.findings().size());
         JsonNode first = root.get("findings").get(0);
-        for (String k : new String[] {"category", "ruleId", "severity", "class", "member", "sourceFile", "line",
-                "lineSource", "kind", "evidence", "why", "remedy", "example"}) {
+        for (String k : new String[] {
+            "category",
+            "ruleId",
+            "severity",
+            "class",
+            "member",
+            "sourceFile",
+            "line",
+            "lineSource",
+            "kind",
+            "evidence",
+            "why",
+            "remedy",
+            "example"
+        }) {
             assertThat(first.has(k)).as(k).isTrue();
         }
         assertThat(root.at("/excluded/0/excludedBy/reason").asText()).isEqualTo("test");
@@ -66,7 +87,8 @@ class AuditReportFormatTest {
     void tableAndMarkdownAreReadable() {
         String table = ReportFormat.TABLE.render(report);
         assertThat(table).startsWith("Baton scale-out audit: 31 finding(s) (12 high, 13 medium, 6 low)");
-        assertThat(table).contains("SEVERITY", "Registry.usedTokens", "Registry.java:23", "why: ", "fix: ", "Excluded (1)");
+        assertThat(table)
+                .contains("SEVERITY", "Registry.usedTokens", "Registry.java:23", "why: ", "fix: ", "Excluded (1)");
         String md = ReportFormat.MARKDOWN.render(report);
         assertThat(md).startsWith("# Baton scale-out audit").contains("| # | Severity |", "```java", "## Excluded (1)");
     }

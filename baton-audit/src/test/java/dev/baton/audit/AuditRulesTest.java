@@ -20,13 +20,16 @@ class AuditRulesTest {
     }
 
     private static List<Finding> in(String simpleClass) {
-        return report.findings().stream().filter(f -> f.className().equals(P + simpleClass)).toList();
+        return report.findings().stream()
+                .filter(f -> f.className().equals(P + simpleClass))
+                .toList();
     }
 
     @Test
     void reportsExactlyTheStateThatBreaksWithSeveralInstances() {
         assertThat(report.findings().stream().filter(f -> f.className().startsWith(P)))
-                .extracting(Finding::category, f -> f.className().substring(P.length()), Finding::member, Finding::severity)
+                .extracting(
+                        Finding::category, f -> f.className().substring(P.length()), Finding::member, Finding::severity)
                 .containsExactlyInAnyOrder(
                         tuple(Category.IN_PROCESS_SCHEDULING, "Heartbeat", "start", Severity.HIGH),
                         tuple(Category.IN_PROCESS_SCHEDULING, "Ticker", "start", Severity.LOW),
@@ -64,9 +67,12 @@ class AuditRulesTest {
 
     @Test
     void immutableAndInitializerOnlyStateIsNotReported() {
-        assertThat(in("Statics")).extracting(Finding::member).doesNotContain("NAMES", "LOOKUP", "BY_LENGTH", "TABLE", "items");
+        assertThat(in("Statics"))
+                .extracting(Finding::member)
+                .doesNotContain("NAMES", "LOOKUP", "BY_LENGTH", "TABLE", "items");
         assertThat(in("Level")).isEmpty();
-        assertThat(in("Registry")).extracting(Finding::member)
+        assertThat(in("Registry"))
+                .extracting(Finding::member)
                 .doesNotContain("defaults", "built", "scratch", "exportDir", "aliases", "withAlias");
         assertThat(in("Ticker")).extracting(Finding::member).doesNotContain("once");
         assertThat(in("Startup")).extracting(Finding::member).doesNotContain("warm", "table");
@@ -80,8 +86,12 @@ class AuditRulesTest {
         assertThat(in("HandlerRegistry")).extracting(Finding::member).containsExactlyInAnyOrder("routes", "late");
         // BaseStore.init is called through the base type from a @PostConstruct, and by the override's super.init().
         assertThat(in("Regions$BaseStore")).isEmpty();
-        assertThat(in("HandlerRegistry")).filteredOn(f -> f.member().equals("routes")).extracting(Finding::evidence)
-                .singleElement().asString().contains("put in addRoute()");
+        assertThat(in("HandlerRegistry"))
+                .filteredOn(f -> f.member().equals("routes"))
+                .extracting(Finding::evidence)
+                .singleElement()
+                .asString()
+                .contains("put in addRoute()");
     }
 
     @Test
@@ -92,7 +102,8 @@ class AuditRulesTest {
 
     @Test
     void distributedStructuresAreNotReported() {
-        // Owners.owners is declared IMap; SentNotifications.sent is a ConcurrentMap, but its one construction site passes an IMap.
+        // Owners.owners is declared IMap; SentNotifications.sent is a ConcurrentMap, but its one construction site
+        // passes an IMap.
         assertThat(in("Clustered$Owners")).isEmpty();
         assertThat(in("Clustered$SentNotifications")).isEmpty();
     }
@@ -105,39 +116,70 @@ class AuditRulesTest {
             assertThat(f.evidence()).contains("InMemoryLog.<init>() passes a new ConcurrentHashMap (Clustered.java:");
         });
         // With no construction site in the scanned code, an injected map stays LOW.
-        assertThat(in("Registry")).filteredOn(f -> f.member().equals("shared")).extracting(Finding::severity)
+        assertThat(in("Registry"))
+                .filteredOn(f -> f.member().equals("shared"))
+                .extracting(Finding::severity)
                 .containsExactly(Severity.LOW);
     }
 
     @Test
     void aMemoIsLowOnlyWhenEachValueComesFromItsKeyAlone() {
-        assertThat(in("Memos")).extracting(Finding::member, Finding::severity).containsExactlyInAnyOrder(
-                tuple("labels", Severity.LOW), tuple("quotes", Severity.MEDIUM), tuple("byOwner", Severity.MEDIUM));
-        assertThat(in("Memos")).filteredOn(f -> f.member().equals("quotes")).extracting(Finding::evidence).singleElement()
-                .asString().contains("computeIfAbsent (with a capturing function) in quote()");
-        assertThat(in("Memos")).filteredOn(f -> f.member().equals("byOwner")).extracting(Finding::evidence).singleElement()
-                .asString().contains("add on a computeIfAbsent value in own()");
+        assertThat(in("Memos"))
+                .extracting(Finding::member, Finding::severity)
+                .containsExactlyInAnyOrder(
+                        tuple("labels", Severity.LOW),
+                        tuple("quotes", Severity.MEDIUM),
+                        tuple("byOwner", Severity.MEDIUM));
+        assertThat(in("Memos"))
+                .filteredOn(f -> f.member().equals("quotes"))
+                .extracting(Finding::evidence)
+                .singleElement()
+                .asString()
+                .contains("computeIfAbsent (with a capturing function) in quote()");
+        assertThat(in("Memos"))
+                .filteredOn(f -> f.member().equals("byOwner"))
+                .extracting(Finding::evidence)
+                .singleElement()
+                .asString()
+                .contains("add on a computeIfAbsent value in own()");
     }
 
     @Test
     void fieldLinesSayWhereTheyComeFrom() {
-        Finding tokens = in("Registry").stream().filter(f -> f.member().equals("usedTokens")).findFirst().orElseThrow();
+        Finding tokens = in("Registry").stream()
+                .filter(f -> f.member().equals("usedTokens"))
+                .findFirst()
+                .orElseThrow();
         assertThat(tokens.sourceFile()).isEqualTo("dev/baton/audit/fixtures/Registry.java");
         assertThat(tokens.line()).isEqualTo(23);
         assertThat(tokens.lineSource()).isEqualTo("first write in <init>");
         assertThat(tokens.evidence()).contains("putIfAbsent in redeem()");
-        Finding seen = in("Statics").stream().filter(f -> f.member().equals("SEEN")).findFirst().orElseThrow();
+        Finding seen = in("Statics").stream()
+                .filter(f -> f.member().equals("SEEN"))
+                .findFirst()
+                .orElseThrow();
         assertThat(seen.lineSource()).isEqualTo("first write in <clinit>");
         assertThat(seen.line()).isEqualTo(18);
     }
 
     @Test
     void evidenceNamesViewsMethodReferencesAndHolders() {
-        assertThat(in("Registry")).filteredOn(f -> f.member().equals("names")).extracting(Finding::evidence)
-                .singleElement().asString().contains("remove in prune()");
-        assertThat(in("Registry")).filteredOn(f -> f.member().equals("seenIds")).extracting(Finding::evidence)
-                .singleElement().asString().contains("add (method reference) in remember()");
-        assertThat(in("NonceBook")).extracting(Finding::evidence).singleElement().asString()
+        assertThat(in("Registry"))
+                .filteredOn(f -> f.member().equals("names"))
+                .extracting(Finding::evidence)
+                .singleElement()
+                .asString()
+                .contains("remove in prune()");
+        assertThat(in("Registry"))
+                .filteredOn(f -> f.member().equals("seenIds"))
+                .extracting(Finding::evidence)
+                .singleElement()
+                .asString()
+                .contains("add (method reference) in remember()");
+        assertThat(in("NonceBook"))
+                .extracting(Finding::evidence)
+                .singleElement()
+                .asString()
                 .contains("created by Holder.book");
     }
 
@@ -148,9 +190,15 @@ class AuditRulesTest {
             assertThat(f.remedy()).as(f.location()).isNotBlank();
             assertThat(f.example()).as(f.location()).isNotBlank();
         }
-        Finding cap = in("Registry").stream().filter(f -> f.member().equals("permits")).findFirst().orElseThrow();
+        Finding cap = in("Registry").stream()
+                .filter(f -> f.member().equals("permits"))
+                .findFirst()
+                .orElseThrow();
         assertThat(cap.remedy()).contains("concurrencyCap(");
-        Finding tokens = in("Registry").stream().filter(f -> f.member().equals("usedTokens")).findFirst().orElseThrow();
+        Finding tokens = in("Registry").stream()
+                .filter(f -> f.member().equals("usedTokens"))
+                .findFirst()
+                .orElseThrow();
         assertThat(tokens.example()).contains("tokens().consume(");
     }
 

@@ -53,12 +53,14 @@ final class BatonSql {
                 java.net.JarURLConnection jar = (java.net.JarURLConnection) url.openConnection();
                 jar.setUseCaches(false);
                 try (java.util.jar.JarFile jf = jar.getJarFile()) {
-                    jf.stream().map(java.util.zip.ZipEntry::getName)
+                    jf.stream()
+                            .map(java.util.zip.ZipEntry::getName)
                             .filter(n -> n.startsWith("dev/baton/sql/") && n.endsWith(".sql"))
                             .forEach(n -> out.add(n.substring("dev/baton/sql/".length(), n.length() - 4)));
                 }
             } else if (url != null && url.getProtocol().equals("file")) {
-                java.io.File[] fs = new java.io.File(url.toURI()).getParentFile().listFiles((d, n) -> n.endsWith(".sql"));
+                java.io.File[] fs =
+                        new java.io.File(url.toURI()).getParentFile().listFiles((d, n) -> n.endsWith(".sql"));
                 if (fs != null) {
                     for (java.io.File f : fs) {
                         out.add(f.getName().substring(0, f.getName().length() - 4));

@@ -43,50 +43,52 @@ final class Ceiling extends Peer.BatonPeer {
         PreparedStatement claim = c.prepareStatement(sql.get("claim"));
         PreparedStatement complete = c.prepareStatement(sql.get("complete"));
         Array kinds = c.createArrayOf("text", new String[] {KIND});
-        Thread t = new Thread(() -> {
-            Long[] ids = new Long[b];
-            Long[] tokens = new Long[b];
-            try {
-                while (!Thread.currentThread().isInterrupted()) {
-                    // As JobStore.claim binds them: queue, kinds, queue, limit*2, limit, job_lease_ms, node_id.
-                    claim.setString(1, QUEUE);
-                    claim.setArray(2, kinds);
-                    claim.setString(3, QUEUE);
-                    claim.setInt(4, b * 2);
-                    claim.setInt(5, b);
-                    claim.setLong(6, leaseMs);
-                    claim.setString(7, "raw-" + i);
-                    int n = 0;
-                    try (ResultSet rs = claim.executeQuery()) {
-                        while (rs.next()) {
-                            ids[n] = rs.getLong("id");
-                            tokens[n] = rs.getLong("attempt_token");
-                            Sink.ran(Long.parseLong(rs.getString("payload")));
-                            n++;
+        Thread t = new Thread(
+                () -> {
+                    Long[] ids = new Long[b];
+                    Long[] tokens = new Long[b];
+                    try {
+                        while (!Thread.currentThread().isInterrupted()) {
+                            // As JobStore.claim binds them: queue, kinds, queue, limit*2, limit, job_lease_ms, node_id.
+                            claim.setString(1, QUEUE);
+                            claim.setArray(2, kinds);
+                            claim.setString(3, QUEUE);
+                            claim.setInt(4, b * 2);
+                            claim.setInt(5, b);
+                            claim.setLong(6, leaseMs);
+                            claim.setString(7, "raw-" + i);
+                            int n = 0;
+                            try (ResultSet rs = claim.executeQuery()) {
+                                while (rs.next()) {
+                                    ids[n] = rs.getLong("id");
+                                    tokens[n] = rs.getLong("attempt_token");
+                                    Sink.ran(Long.parseLong(rs.getString("payload")));
+                                    n++;
+                                }
+                            }
+                            if (n == 0) {
+                                Thread.sleep(20);
+                                continue;
+                            }
+                            Array idArr = c.createArrayOf("int8", Arrays.copyOf(ids, n));
+                            Array tokArr = c.createArrayOf("int8", Arrays.copyOf(tokens, n));
+                            complete.setArray(1, idArr);
+                            complete.setArray(2, tokArr);
+                            try (ResultSet rs = complete.executeQuery()) {
+                                while (rs.next()) {
+                                    // drained
+                                }
+                            }
+                        }
+                    } catch (InterruptedException e) {
+                        // stopped
+                    } catch (Exception e) {
+                        if (!Thread.currentThread().isInterrupted()) {
+                            System.out.println("  raw-SQL client failed: " + e);
                         }
                     }
-                    if (n == 0) {
-                        Thread.sleep(20);
-                        continue;
-                    }
-                    Array idArr = c.createArrayOf("int8", Arrays.copyOf(ids, n));
-                    Array tokArr = c.createArrayOf("int8", Arrays.copyOf(tokens, n));
-                    complete.setArray(1, idArr);
-                    complete.setArray(2, tokArr);
-                    try (ResultSet rs = complete.executeQuery()) {
-                        while (rs.next()) {
-                            // drained
-                        }
-                    }
-                }
-            } catch (InterruptedException e) {
-                // stopped
-            } catch (Exception e) {
-                if (!Thread.currentThread().isInterrupted()) {
-                    System.out.println("  raw-SQL client failed: " + e);
-                }
-            }
-        }, "raw-" + i);
+                },
+                "raw-" + i);
         t.start();
         return () -> {
             t.interrupt();

@@ -23,7 +23,8 @@ import java.util.function.Supplier;
  * schema of its own that is dropped after its run. See docs/benchmarks/compare.md.
  */
 final class Compare {
-    static final String USAGE = String.join("\n",
+    static final String USAGE = String.join(
+            "\n",
             "usage: java -jar baton-bench.jar compare [--quick|--full] [options]",
             "",
             "Runs each system in turn on one PostgreSQL database (embedded unless --jdbc-url), in schemas of its own:",
@@ -45,8 +46,8 @@ final class Compare {
             "  --write-report [DIR]    write DIR/compare.md and DIR/compare-*.png (default docs/benchmarks)",
             "  -h, --help              this help");
 
-    static final List<String> ALL_SYSTEMS = List.of("baton", "ceiling", "dbs-fetch", "dbs-lock", "jobrunr", "quartz",
-            "shedlock");
+    static final List<String> ALL_SYSTEMS =
+            List.of("baton", "ceiling", "dbs-fetch", "dbs-lock", "jobrunr", "quartz", "shedlock");
     static final int QUARTZ_QUICK_JOBS = 3_000;
     static final int QUARTZ_FULL_JOBS = 10_000;
     static final List<String> ALL_PHASES = List.of("throughput", "latency", "idle", "growth", "failover");
@@ -134,7 +135,8 @@ final class Compare {
         for (String s : v.split(",")) {
             String x = s.strip();
             if (!allowed.contains(x)) {
-                throw new IllegalArgumentException(option + ": unknown '" + x + "' (allowed: " + String.join(",", allowed) + ")");
+                throw new IllegalArgumentException(
+                        option + ": unknown '" + x + "' (allowed: " + String.join(",", allowed) + ")");
             }
             out.add(x);
         }
@@ -185,7 +187,8 @@ final class Compare {
                 shown.set(i + 1, shown.get(i + 1).replaceAll("(?i)password=[^&]*", "password=***"));
             }
         }
-        r.command = "java -jar baton-bench/target/baton-bench.jar compare" + (shown.isEmpty() ? "" : " " + String.join(" ", shown));
+        r.command = "java -jar baton-bench/target/baton-bench.jar compare"
+                + (shown.isEmpty() ? "" : " " + String.join(" ", shown));
         r.loadBefore = Machine.loadAverage();
         long t0 = System.nanoTime();
         try (Database db = Database.open(c.jdbcUrl, null)) {
@@ -204,7 +207,8 @@ final class Compare {
         if (c.writeReport) {
             try {
                 CompareReport.write(r, c, md);
-                System.out.println("report written to " + c.reportDir.resolve("compare.md").toAbsolutePath());
+                System.out.println(
+                        "report written to " + c.reportDir.resolve("compare.md").toAbsolutePath());
             } catch (Exception e) {
                 System.err.println("writing the report failed: " + e);
                 e.printStackTrace();
@@ -350,12 +354,20 @@ final class Compare {
             }
             long left = p.remaining();
             if (left > 0 && !capped) {
-                r.notes.add(p.name() + ", " + nodes + " node(s): " + left + " jobs still unfinished 30 s after all had started");
+                r.notes.add(p.name() + ", " + nodes + " node(s): " + left
+                        + " jobs still unfinished 30 s after all had started");
             }
-            r.throughput.add(new CompareResults.Throughput(p.name(), nodes, jobs, enqueueRate, secs, done, rate, capped,
-                    batch, claimMs, left));
-            System.out.printf("%-42s %d node(s): %,7.0f jobs/s%s (%,d jobs in %.2f s from the first start; enqueue %,.0f/s%s)%n",
-                    p.name(), nodes, rate, capped ? " CAPPED" : "", done, secs, enqueueRate,
+            r.throughput.add(new CompareResults.Throughput(
+                    p.name(), nodes, jobs, enqueueRate, secs, done, rate, capped, batch, claimMs, left));
+            System.out.printf(
+                    "%-42s %d node(s): %,7.0f jobs/s%s (%,d jobs in %.2f s from the first start; enqueue %,.0f/s%s)%n",
+                    p.name(),
+                    nodes,
+                    rate,
+                    capped ? " CAPPED" : "",
+                    done,
+                    secs,
+                    enqueueRate,
                     Double.isNaN(batch) ? "" : String.format(", %.1f jobs per claim", batch));
         }
     }
@@ -414,10 +426,16 @@ final class Compare {
                         double secs = (System.nanoTime() - t0) / 1e9;
                         long calls = StatementCounter.totalCalls(d);
                         StringBuilder top = new StringBuilder();
-                        d.stream().limit(3).forEach(x -> top.append(top.length() == 0 ? "" : "; ").append(x.calls())
-                                .append("× ").append(shorten(x.label())));
-                        r.idle.add(new CompareResults.Idle(p.name(), secs, calls / secs, (tx1 - tx0 - 1) / secs, top.toString()));
-                        System.out.printf("%-42s idle: %.2f statements/s (client side), %.2f server transactions/s [%s]%n",
+                        d.stream()
+                                .limit(3)
+                                .forEach(x -> top.append(top.length() == 0 ? "" : "; ")
+                                        .append(x.calls())
+                                        .append("× ")
+                                        .append(shorten(x.label())));
+                        r.idle.add(new CompareResults.Idle(
+                                p.name(), secs, calls / secs, (tx1 - tx0 - 1) / secs, top.toString()));
+                        System.out.printf(
+                                "%-42s idle: %.2f statements/s (client side), %.2f server transactions/s [%s]%n",
                                 p.name(), calls / secs, (tx1 - tx0 - 1) / secs, top);
                     }
                 }
@@ -440,27 +458,29 @@ final class Compare {
     }
 
     private Thread loadThread(Peer p, AtomicBoolean stop) {
-        Thread t = new Thread(() -> {
-            long next = System.nanoTime();
-            long id = 0;
-            int chunk = 10;
-            long period = 1_000_000_000L * chunk / loadRate;
-            try {
-                while (!stop.get()) {
-                    p.enqueue(id, chunk);
-                    id += chunk;
-                    next += period;
-                    long wait = next - System.nanoTime();
-                    if (wait > 0) {
-                        TimeUnit.NANOSECONDS.sleep(wait);
+        Thread t = new Thread(
+                () -> {
+                    long next = System.nanoTime();
+                    long id = 0;
+                    int chunk = 10;
+                    long period = 1_000_000_000L * chunk / loadRate;
+                    try {
+                        while (!stop.get()) {
+                            p.enqueue(id, chunk);
+                            id += chunk;
+                            next += period;
+                            long wait = next - System.nanoTime();
+                            if (wait > 0) {
+                                TimeUnit.NANOSECONDS.sleep(wait);
+                            }
+                        }
+                    } catch (Exception e) {
+                        if (!stop.get()) {
+                            System.out.println("  load thread failed: " + e);
+                        }
                     }
-                }
-            } catch (Exception e) {
-                if (!stop.get()) {
-                    System.out.println("  load thread failed: " + e);
-                }
-            }
-        }, "load");
+                },
+                "load");
         t.start();
         return t;
     }
@@ -501,8 +521,9 @@ final class Compare {
         double p99 = JobsBenchmark.percentile(sorted, 99);
         double max = k == 0 ? Double.NaN : sorted[k - 1];
         r.latency.add(new CompareResults.Latency(p.name(), mode, n, k, p50, p99, max));
-        System.out.printf("%-42s latency %s: p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d/%d started)%n", p.name(), mode,
-                p50, p99, max, k, n);
+        System.out.printf(
+                "%-42s latency %s: p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d/%d started)%n",
+                p.name(), mode, p50, p99, max, k, n);
     }
 
     private static String shorten(String label) {
@@ -512,8 +533,8 @@ final class Compare {
 
     static long transactions(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()");
-             ResultSet rs = ps.executeQuery()) {
+                        "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
         }
@@ -570,10 +591,13 @@ final class Compare {
                         claim = shorten(x.label());
                     }
                 }
-                String backlog = finished > 0 ? String.format("%,d pending + %,d finished", pending, finished)
+                String backlog = finished > 0
+                        ? String.format("%,d pending + %,d finished", pending, finished)
                         : String.format("%,d pending", pending);
-                r.growth.add(new CompareResults.Growth(p.name(), backlog, pending, finished, sample, rate, claimMs, claim));
-                System.out.printf("%-42s growth %s (loaded in %.1f s): %,.0f jobs/s over %,d jobs, claim %.2f ms [%s]%n",
+                r.growth.add(
+                        new CompareResults.Growth(p.name(), backlog, pending, finished, sample, rate, claimMs, claim));
+                System.out.printf(
+                        "%-42s growth %s (loaded in %.1f s): %,.0f jobs/s over %,d jobs, claim %.2f ms [%s]%n",
                         p.name(), backlog, loadSecs, rate, done, claimMs, claim);
             }
         }

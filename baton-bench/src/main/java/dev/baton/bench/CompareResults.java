@@ -28,8 +28,18 @@ final class CompareResults {
     final List<String> notes = new ArrayList<>();
 
     /** A pre-enqueued backlog drained by {@code nodes} nodes. */
-    record Throughput(String system, int nodes, int jobs, double enqueueRate, double seconds, long done, double rate,
-            boolean capped, double claimBatch, double claimMs, long left) {}
+    record Throughput(
+            String system,
+            int nodes,
+            int jobs,
+            double enqueueRate,
+            double seconds,
+            long done,
+            double rate,
+            boolean capped,
+            double claimBatch,
+            double claimMs,
+            long left) {}
 
     /** Enqueue-to-start latency of probe jobs, idle or under a background load. */
     record Latency(String system, String mode, int probes, int started, double p50, double p99, double max) {}
@@ -38,7 +48,14 @@ final class CompareResults {
     record Idle(String system, double seconds, double statementsPerSecond, double serverTxPerSecond, String top) {}
 
     /** Throughput and claim latency of one node with a given backlog. */
-    record Growth(String system, String backlog, long pending, long finished, int sample, double rate, double claimMs,
+    record Growth(
+            String system,
+            String backlog,
+            long pending,
+            long finished,
+            int sample,
+            double rate,
+            double claimMs,
             String claimStatement) {}
 
     /** Time to the next run elsewhere (seconds), with the settings it ran with. */

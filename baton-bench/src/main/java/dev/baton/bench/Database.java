@@ -28,9 +28,19 @@ final class Database implements AutoCloseable {
     static final Map<String, String> EMBEDDED_SETTINGS = settings();
 
     /** Reported as they are on the server, whatever started it. */
-    static final List<String> REPORTED_SETTINGS = List.of("shared_buffers", "synchronous_commit", "fsync",
-            "full_page_writes", "wal_sync_method", "wal_level", "max_wal_size", "checkpoint_timeout", "max_connections",
-            "work_mem", "autovacuum", "jit");
+    static final List<String> REPORTED_SETTINGS = List.of(
+            "shared_buffers",
+            "synchronous_commit",
+            "fsync",
+            "full_page_writes",
+            "wal_sync_method",
+            "wal_level",
+            "max_wal_size",
+            "checkpoint_timeout",
+            "max_connections",
+            "work_mem",
+            "autovacuum",
+            "jit");
 
     private final EmbeddedPostgres embedded;
     private final String url;
@@ -102,7 +112,8 @@ final class Database implements AutoCloseable {
 
     Map<String, String> serverSettings() throws SQLException {
         Map<String, String> out = new LinkedHashMap<>();
-        try (Connection c = connect(); Statement st = c.createStatement()) {
+        try (Connection c = connect();
+                Statement st = c.createStatement()) {
             for (String name : REPORTED_SETTINGS) {
                 try (ResultSet rs = st.executeQuery("SELECT current_setting('" + name + "', true)")) {
                     rs.next();
@@ -114,15 +125,17 @@ final class Database implements AutoCloseable {
     }
 
     String serverVersion() throws SQLException {
-        try (Connection c = connect(); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT version()")) {
+        try (Connection c = connect();
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT version()")) {
             rs.next();
             return rs.getString(1);
         }
     }
 
     void execute(String sql) throws SQLException {
-        try (Connection c = connect(); Statement st = c.createStatement()) {
+        try (Connection c = connect();
+                Statement st = c.createStatement()) {
             st.execute(sql);
         }
     }
@@ -140,7 +153,8 @@ final class Database implements AutoCloseable {
         try {
             execute("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");
         } catch (SQLException e) {
-            System.out.println("  (could not drop schema " + schema + ": " + e.getMessage().strip() + ")");
+            System.out.println(
+                    "  (could not drop schema " + schema + ": " + e.getMessage().strip() + ")");
         }
     }
 

@@ -41,21 +41,35 @@ final class Failover {
         try {
             if (systems.contains("baton")) {
                 dev.baton.LeadershipConfig d = dev.baton.LeadershipConfig.defaults();
-                singleton("baton", "Baton", "Leadership with LeadershipConfig.defaults(): lease " + d.leaseTtl().toMillis()
-                        + " ms, renew " + d.renewInterval().toMillis() + " ms, poll " + d.pollInterval().toMillis() + " ms");
+                singleton(
+                        "baton",
+                        "Baton",
+                        "Leadership with LeadershipConfig.defaults(): lease "
+                                + d.leaseTtl().toMillis() + " ms, renew "
+                                + d.renewInterval().toMillis() + " ms, poll "
+                                + d.pollInterval().toMillis() + " ms");
                 rescue();
             }
             if (systems.contains("shedlock")) {
-                singleton("shedlock", "ShedLock", "JdbcLockProvider + KeepAliveLockProvider, lockAtMostFor 30 s "
-                        + "(extended while the task runs), task re-tried every 100 ms on every node");
+                singleton(
+                        "shedlock",
+                        "ShedLock",
+                        "JdbcLockProvider + KeepAliveLockProvider, lockAtMostFor 30 s "
+                                + "(extended while the task runs), task re-tried every 100 ms on every node");
             }
             if (systems.contains("quartz")) {
-                singleton("quartz", "Quartz", "clustered JobStoreTX, clusterCheckinInterval 7500 ms (default), "
-                        + "@DisallowConcurrentExecution job with requestsRecovery, 1 s repeating trigger");
+                singleton(
+                        "quartz",
+                        "Quartz",
+                        "clustered JobStoreTX, clusterCheckinInterval 7500 ms (default), "
+                                + "@DisallowConcurrentExecution job with requestsRecovery, 1 s repeating trigger");
             }
             if (!quick && (systems.contains("dbs-fetch") || systems.contains("dbs-lock"))) {
-                singleton("dbs", "db-scheduler", "recurring task, heartbeatInterval 2 s (default 5 min), "
-                        + "missedHeartbeatsLimit 6 (default): a dead execution is detected after 12 s instead of 30 min");
+                singleton(
+                        "dbs",
+                        "db-scheduler",
+                        "recurring task, heartbeatInterval 2 s (default 5 min), "
+                                + "missedHeartbeatsLimit 6 (default): a dead execution is detected after 12 s instead of 30 min");
             }
         } finally {
             children.forEach(Process::destroyForcibly);
@@ -63,29 +77,47 @@ final class Failover {
     }
 
     private Process spawn(String system, String schema, String node, String... props) throws Exception {
-        String jar = new File(FailoverNode.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
-        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java", "-Xmx256m",
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        String jar = new File(FailoverNode.class
+                        .getProtectionDomain()
+                        .getCodeSource()
+                        .getLocation()
+                        .toURI())
+                .getPath();
+        List<String> cmd = new ArrayList<>(List.of(
+                System.getProperty("java.home") + "/bin/java",
+                "-Xmx256m",
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC"));
         cmd.addAll(List.of(props));
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path").isEmpty() ? jar : System.getProperty("java.class.path"),
-                FailoverNode.class.getName(), system, db.url(), schema, node));
+        cmd.addAll(List.of(
+                "-cp",
+                System.getProperty("java.class.path").isEmpty() ? jar : System.getProperty("java.class.path"),
+                FailoverNode.class.getName(),
+                system,
+                db.url(),
+                schema,
+                node));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         children.add(p);
-        Thread t = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    String[] f = line.strip().split(" ");
-                    if (f.length >= 2 && (f[0].equals("TICK") || f[0].equals("READY") || f[0].equals("JOBSTART"))) {
-                        events.add(f);
-                    } else if (line.contains("Exception") || line.contains("ERROR")) {
-                        System.out.println("    [" + node + "] " + line);
+        Thread t = new Thread(
+                () -> {
+                    try (BufferedReader in =
+                            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                        String line;
+                        while ((line = in.readLine()) != null) {
+                            String[] f = line.strip().split(" ");
+                            if (f.length >= 2
+                                    && (f[0].equals("TICK") || f[0].equals("READY") || f[0].equals("JOBSTART"))) {
+                                events.add(f);
+                            } else if (line.contains("Exception") || line.contains("ERROR")) {
+                                System.out.println("    [" + node + "] " + line);
+                            }
+                        }
+                    } catch (Exception e) {
+                        // process gone
                     }
-                }
-            } catch (Exception e) {
-                // process gone
-            }
-        }, "child-" + node);
+                },
+                "child-" + node);
         t.setDaemon(true);
         t.start();
         return p;
@@ -103,7 +135,8 @@ final class Failover {
             if (e == null) {
                 return null;
             }
-            if (e[0].equals(type) && (node == null || e[1].equals(node))
+            if (e[0].equals(type)
+                    && (node == null || e[1].equals(node))
                     && (!type.equals("TICK") || Long.parseLong(e[2]) >= afterMillis)) {
                 return e;
             }
@@ -130,8 +163,12 @@ final class Failover {
             a.destroyForcibly();
             String[] t = await("TICK", "b", kill, 120_000);
             double crash = t == null ? Double.NaN : (Long.parseLong(t[2]) - kill) / 1000.0;
-            r.failover.add(new CompareResults.Failover(name, "SIGKILL of the running node → next run elsewhere", crash,
-                    settings, t == null ? "no run elsewhere within 120 s" : ""));
+            r.failover.add(new CompareResults.Failover(
+                    name,
+                    "SIGKILL of the running node → next run elsewhere",
+                    crash,
+                    settings,
+                    t == null ? "no run elsewhere within 120 s" : ""));
             System.out.printf("%-42s failover after SIGKILL: %.2f s%n", name, crash);
             if (t == null) {
                 return;
@@ -145,8 +182,12 @@ final class Failover {
             b.destroy(); // SIGTERM: the node's shutdown hook stops it
             String[] u = await("TICK", "c", stop, 120_000);
             double graceful = u == null ? Double.NaN : (Long.parseLong(u[2]) - stop) / 1000.0;
-            r.failover.add(new CompareResults.Failover(name, "graceful stop (SIGTERM) → next run elsewhere", graceful,
-                    settings, u == null ? "no run elsewhere within 120 s" : ""));
+            r.failover.add(new CompareResults.Failover(
+                    name,
+                    "graceful stop (SIGTERM) → next run elsewhere",
+                    graceful,
+                    settings,
+                    u == null ? "no run elsewhere within 120 s" : ""));
             System.out.printf("%-42s handoff after SIGTERM: %.2f s%n", name, graceful);
         } finally {
             children.forEach(Process::destroyForcibly);
@@ -165,8 +206,10 @@ final class Failover {
                     Baton.migrate(pool, schema);
                 }
             }
-            case "shedlock" -> db.execute("CREATE TABLE \"" + schema + "\".shedlock (name varchar(64) NOT NULL PRIMARY KEY, "
-                    + "lock_until timestamp NOT NULL, locked_at timestamp NOT NULL, locked_by varchar(255) NOT NULL)");
+            case "shedlock" ->
+                db.execute(
+                        "CREATE TABLE \"" + schema + "\".shedlock (name varchar(64) NOT NULL PRIMARY KEY, "
+                                + "lock_until timestamp NOT NULL, locked_at timestamp NOT NULL, locked_by varchar(255) NOT NULL)");
             case "quartz" -> {
                 Peer.QuartzPeer q = new Peer.QuartzPeer(db, schema, 2, 2);
                 q.install(); // drops and creates the schema, with Quartz's tables
@@ -199,9 +242,15 @@ final class Failover {
         CountDownLatch rescued = new CountDownLatch(1);
         try (HikariDataSource pool = db.pool("fo-rescue", 10)) {
             Baton.migrate(pool, schema);
-            try (Baton p = Baton.builder(pool).schema(schema).nodeId("p")
-                    .worker(WorkerConfig.builder().queue("rescue", 1).jobLease(Duration.ofMillis(leaseMs))
-                            .heartbeatInterval(Duration.ofMillis(500)).rescueInterval(Duration.ofMillis(rescueMs)).build())
+            try (Baton p = Baton.builder(pool)
+                    .schema(schema)
+                    .nodeId("p")
+                    .worker(WorkerConfig.builder()
+                            .queue("rescue", 1)
+                            .jobLease(Duration.ofMillis(leaseMs))
+                            .heartbeatInterval(Duration.ofMillis(500))
+                            .rescueInterval(Duration.ofMillis(rescueMs))
+                            .build())
                     .handle("hold", Long.class, (id, ctx) -> {
                         if (id == 0) {
                             blockerStarted.countDown();
@@ -210,7 +259,9 @@ final class Failover {
                             rescuedAt[0] = System.currentTimeMillis();
                             rescued.countDown();
                         }
-                    }).build().start()) {
+                    })
+                    .build()
+                    .start()) {
                 p.jobs().enqueue(FailoverNode.hold(0));
                 if (!blockerStarted.await(30, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("rescue: the blocker job did not start");
@@ -230,11 +281,16 @@ final class Failover {
                 child.destroyForcibly();
                 boolean ok = rescued.await(120, TimeUnit.SECONDS);
                 double secs = ok ? (rescuedAt[0] - kill) / 1000.0 : Double.NaN;
-                r.failover.add(new CompareResults.Failover("Baton", "dead-job rescue (SIGKILL of the worker holding a job)",
-                        secs, "job lease " + leaseMs + " ms, heartbeat 500 ms, rescue interval " + rescueMs
-                        + " ms (bound: lease + rescue interval = " + (leaseMs + rescueMs) / 1000.0 + " s)", ok ? "" : "not rescued in 120 s"));
-                System.out.printf("%-42s dead-job rescue: %.2f s (lease %d ms + rescue interval %d ms)%n", "Baton", secs,
-                        leaseMs, rescueMs);
+                r.failover.add(new CompareResults.Failover(
+                        "Baton",
+                        "dead-job rescue (SIGKILL of the worker holding a job)",
+                        secs,
+                        "job lease " + leaseMs + " ms, heartbeat 500 ms, rescue interval " + rescueMs
+                                + " ms (bound: lease + rescue interval = " + (leaseMs + rescueMs) / 1000.0 + " s)",
+                        ok ? "" : "not rescued in 120 s"));
+                System.out.printf(
+                        "%-42s dead-job rescue: %.2f s (lease %d ms + rescue interval %d ms)%n",
+                        "Baton", secs, leaseMs, rescueMs);
             } finally {
                 release.countDown();
             }

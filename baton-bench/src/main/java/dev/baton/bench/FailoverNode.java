@@ -60,28 +60,37 @@ public final class FailoverNode {
         Runnable stop;
         switch (system) {
             case "baton" -> {
-                Baton b = Baton.builder(pool).schema(schema).nodeId(node).build().start();
+                Baton b =
+                        Baton.builder(pool).schema(schema).nodeId(node).build().start();
                 Leadership l = b.leadership("bench.singleton", LeadershipConfig.defaults(), ctx -> {
-                    while (!ctx.isCancelled()) {
-                        tick();
-                        ctx.awaitCancellation(Duration.ofMillis(100));
-                    }
-                }).start();
+                            while (!ctx.isCancelled()) {
+                                tick();
+                                ctx.awaitCancellation(Duration.ofMillis(100));
+                            }
+                        })
+                        .start();
                 stop = () -> {
                     l.close();
                     b.close();
                 };
             }
             case "baton-job" -> {
-                Baton b = Baton.builder(pool).schema(schema).nodeId(node)
-                        .worker(WorkerConfig.builder().queue("rescue", 1).jobLease(Duration.ofMillis(Long.getLong("lease", 3000)))
-                                .heartbeatInterval(Duration.ofMillis(500)).rescueInterval(Duration.ofSeconds(1)).build())
+                Baton b = Baton.builder(pool)
+                        .schema(schema)
+                        .nodeId(node)
+                        .worker(WorkerConfig.builder()
+                                .queue("rescue", 1)
+                                .jobLease(Duration.ofMillis(Long.getLong("lease", 3000)))
+                                .heartbeatInterval(Duration.ofMillis(500))
+                                .rescueInterval(Duration.ofSeconds(1))
+                                .build())
                         .handle("hold", Long.class, (id, ctx) -> {
                             System.out.println("JOBSTART " + id);
                             System.out.flush();
                             new CountDownLatch(1).await();
                         })
-                        .build().start();
+                        .build()
+                        .start();
                 stop = b::close;
             }
             case "shedlock" -> {
@@ -89,13 +98,19 @@ public final class FailoverNode {
                 DefaultLockingTaskExecutor ex = new DefaultLockingTaskExecutor(
                         new KeepAliveLockProvider(new JdbcLockProvider(pool), keepAlive));
                 ScheduledExecutorService sched = Executors.newSingleThreadScheduledExecutor();
-                sched.scheduleWithFixedDelay(() -> ex.executeWithLock((Runnable) () -> {
-                    while (!stopping) {
-                        tick();
-                        sleep(100);
-                    }
-                }, new LockConfiguration(Instant.now(), "bench.singleton", Duration.ofSeconds(30), Duration.ZERO)),
-                        0, 100, TimeUnit.MILLISECONDS);
+                sched.scheduleWithFixedDelay(
+                        () -> ex.executeWithLock(
+                                (Runnable) () -> {
+                                    while (!stopping) {
+                                        tick();
+                                        sleep(100);
+                                    }
+                                },
+                                new LockConfiguration(
+                                        Instant.now(), "bench.singleton", Duration.ofSeconds(30), Duration.ZERO)),
+                        0,
+                        100,
+                        TimeUnit.MILLISECONDS);
                 stop = () -> {
                     stopping = true;
                     sched.shutdown();
@@ -109,11 +124,19 @@ public final class FailoverNode {
             }
             case "quartz" -> {
                 org.quartz.Scheduler s = Peer.QuartzPeer.scheduler(node, pool, 2);
-                org.quartz.JobDetail job = JobBuilder.newJob(QuartzSingleton.class).withIdentity("singleton", "bench")
-                        .requestRecovery(true).storeDurably().build();
+                org.quartz.JobDetail job = JobBuilder.newJob(QuartzSingleton.class)
+                        .withIdentity("singleton", "bench")
+                        .requestRecovery(true)
+                        .storeDurably()
+                        .build();
                 try {
-                    s.scheduleJob(job, TriggerBuilder.newTrigger().withIdentity("singleton", "bench").startNow()
-                            .withSchedule(SimpleScheduleBuilder.repeatSecondlyForever(1)).build());
+                    s.scheduleJob(
+                            job,
+                            TriggerBuilder.newTrigger()
+                                    .withIdentity("singleton", "bench")
+                                    .startNow()
+                                    .withSchedule(SimpleScheduleBuilder.repeatSecondlyForever(1))
+                                    .build());
                 } catch (org.quartz.ObjectAlreadyExistsException e) {
                     // declared by the other node
                 }
@@ -135,9 +158,13 @@ public final class FailoverNode {
                                 sleep(100);
                             }
                         });
-                Scheduler s = Scheduler.create(pool).startTasks(task).threads(2).pollingInterval(Duration.ofSeconds(1))
+                Scheduler s = Scheduler.create(pool)
+                        .startTasks(task)
+                        .threads(2)
+                        .pollingInterval(Duration.ofSeconds(1))
                         .heartbeatInterval(Duration.ofSeconds(Integer.getInteger("heartbeat", 2)))
-                        .schedulerName(new com.github.kagkarlsson.scheduler.SchedulerName.Fixed(node)).build();
+                        .schedulerName(new com.github.kagkarlsson.scheduler.SchedulerName.Fixed(node))
+                        .build();
                 s.start();
                 stop = s::stop;
             }

@@ -49,13 +49,13 @@ final class JobsBenchmark {
     static final boolean PARTIAL_IDEMPOTENCY_INDEX = Boolean.getBoolean("bench.partialIdempotencyIndex");
     /** The progress poll of the throughput runs, as the brief of this benchmark asks. */
     static final long POLL_MS = 200;
+
     private static final String SUFFIX = Long.toHexString(System.currentTimeMillis() & 0xffffffL);
 
     private final Options o;
     private final Database db;
     private final Results results;
     private final List<String> schemas = new ArrayList<>();
-
 
     JobsBenchmark(Options o, Database db, Results results) {
         this.o = o;
@@ -107,13 +107,16 @@ final class JobsBenchmark {
             this.counter = new StatementCounter(schema);
             this.pool = db.pool("bench-idle-node", o.poolSize);
             this.starts = new long[maxJobs];
-            this.baton = Baton.builder(counter.wrap(pool)).schema(schema).nodeId("bench-idle-node")
+            this.baton = Baton.builder(counter.wrap(pool))
+                    .schema(schema)
+                    .nodeId("bench-idle-node")
                     .worker(WorkerConfig.builder().queue(QUEUE, o.concurrency).build())
                     .handle("bench.latency", Integer.class, (i, ctx) -> {
                         starts[i] = System.nanoTime();
                         started.add(i);
                     })
-                    .build().start();
+                    .build()
+                    .start();
         }
 
         @Override
@@ -131,7 +134,8 @@ final class JobsBenchmark {
     }
 
     private void latency() throws Exception {
-        System.out.printf("%n== 2. idle enqueue-to-start latency: %d jobs one at a time (+%d warm-up), one idle node%n",
+        System.out.printf(
+                "%n== 2. idle enqueue-to-start latency: %d jobs one at a time (+%d warm-up), one idle node%n",
                 o.latencyJobs, o.latencyWarmup);
         try (IdleNode node = idleNode("lat", o.latencyJobs + o.latencyWarmup)) {
             latency(node);
@@ -194,7 +198,8 @@ final class JobsBenchmark {
         r.over100ms = (int) Arrays.stream(l).filter(x -> x > 100).count();
         r.statements = StatementCounter.delta(node.counter.snapshot(), before);
         results.latency = r;
-        System.out.printf("  LISTEN active: %s; p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms "
+        System.out.printf(
+                "  LISTEN active: %s; p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms "
                         + "(enqueue call alone: p50 %.2f ms); %d over 100 ms, %d timed out%n",
                 r.listening, r.p50, r.p90, r.p99, r.max, r.enqueueP50, r.over100ms, r.timedOut);
     }
@@ -210,8 +215,8 @@ final class JobsBenchmark {
     // ------------------------------------------------------------------ phase 4: idle load
 
     private void idle() throws Exception {
-        System.out.printf("%n== 4. idle load: one idle node (LISTEN), %d s window, pg_stat_database deltas%n",
-                o.idleSeconds);
+        System.out.printf(
+                "%n== 4. idle load: one idle node (LISTEN), %d s window, pg_stat_database deltas%n", o.idleSeconds);
         try (IdleNode node = idleNode("idle", 1)) {
             idle(node);
         }
@@ -243,8 +248,8 @@ final class JobsBenchmark {
                 if (left > 10) {
                     long tx = transactions(mon);
                     samples++;
-                    System.out.printf("    %3d s: %d transactions in the last 10 s%n", o.idleSeconds - left + 10,
-                            tx - prev - 1);
+                    System.out.printf(
+                            "    %3d s: %d transactions in the last 10 s%n", o.idleSeconds - left + 10, tx - prev - 1);
                     prev = tx;
                 }
             }
@@ -264,18 +269,20 @@ final class JobsBenchmark {
             r.leader = leads(mon, node.schema, "bench-idle-node");
         }
         results.idle = r;
-        System.out.printf("  %.2f transactions/s on the database (pg_stat_database), %.2f statements/s issued by "
-                + "Baton (client-side count); node is maintenance leader: %s%n", r.serverPerSecond, r.batonPerSecond,
-                r.leader);
+        System.out.printf(
+                "  %.2f transactions/s on the database (pg_stat_database), %.2f statements/s issued by "
+                        + "Baton (client-side count); node is maintenance leader: %s%n",
+                r.serverPerSecond, r.batonPerSecond, r.leader);
         for (StatementCounter.Snapshot s : r.statements) {
-            System.out.printf("    %-28s %4d calls  %.2f/s%n", s.label(), s.calls(), s.calls() / (double) o.idleSeconds);
+            System.out.printf(
+                    "    %-28s %4d calls  %.2f/s%n", s.label(), s.calls(), s.calls() / (double) o.idleSeconds);
         }
     }
 
     private static long transactions(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()");
-             ResultSet rs = ps.executeQuery()) {
+                        "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
         }
@@ -296,7 +303,8 @@ final class JobsBenchmark {
     // ------------------------------------------------------------------ phase 1: end to end
 
     private void endToEnd() throws Exception {
-        System.out.printf("%n== 1. end to end: enqueueAll %,d jobs (batches of %d), then %d nodes × concurrency %d%n",
+        System.out.printf(
+                "%n== 1. end to end: enqueueAll %,d jobs (batches of %d), then %d nodes × concurrency %d%n",
                 o.jobs, o.batch, o.nodes, o.concurrency);
         String schema = newSchema("e2e");
         migrate(schema);
@@ -316,20 +324,27 @@ final class JobsBenchmark {
         LongAdder handled = new LongAdder();
         List<HikariDataSource> pools = new ArrayList<>();
         List<Baton> nodes = new ArrayList<>();
-        try (HikariDataSource clientPool = db.pool("bench-client", 2); Connection mon = db.connect()) {
+        try (HikariDataSource clientPool = db.pool("bench-client", 2);
+                Connection mon = db.connect()) {
             Jobs jobs = Baton.builder(clientPool).schema(schema).build().jobs();
             // Paused while the nodes start, so that the clock starts with every node ready.
             jobs.pause(QUEUE);
             for (int i = 1; i <= o.nodes; i++) {
                 HikariDataSource pool = db.pool("bench-node-" + i, o.poolSize);
                 pools.add(pool);
-                nodes.add(Baton.builder(counter.wrap(pool)).schema(schema).nodeId("bench-node-" + i)
-                        .worker(WorkerConfig.builder().queue(QUEUE, o.concurrency).build())
+                nodes.add(Baton.builder(counter.wrap(pool))
+                        .schema(schema)
+                        .nodeId("bench-node-" + i)
+                        .worker(WorkerConfig.builder()
+                                .queue(QUEUE, o.concurrency)
+                                .build())
                         .handle("bench.noop", Integer.class, (p, ctx) -> handled.increment())
-                        .build().start());
+                        .build()
+                        .start());
             }
             long listening = nodes.stream().filter(Baton::notificationsActive).count();
-            System.out.printf("  %d nodes started (%d with LISTEN active); resuming the queue%n", nodes.size(), listening);
+            System.out.printf(
+                    "  %d nodes started (%d with LISTEN active); resuming the queue%n", nodes.size(), listening);
             db.checkpoint();
             List<StatementCounter.Snapshot> s0 = counter.snapshot();
             Map<String, Long> logs0 = LogWatch.snapshot();
@@ -363,7 +378,8 @@ final class JobsBenchmark {
                     t90 = now;
                 }
                 if (now - lastPrint > 5_000_000_000L) {
-                    System.out.printf("  %5.1f s: %,d of %,d succeeded; %,d rows in state 'running'%n",
+                    System.out.printf(
+                            "  %5.1f s: %,d of %,d succeeded; %,d rows in state 'running'%n",
                             (now - t0) / 1e9, done, o.jobs, running);
                     lastPrint = now;
                 }
@@ -400,23 +416,39 @@ final class JobsBenchmark {
         r.claimRowsPerCall = claim.rowsPerCall();
         r.completeRowsPerCall = complete.rowsPerCall();
         results.e2e = r;
-        System.out.printf("  %s%,d jobs succeeded in %.1f s: %,.0f jobs/s end to end (steady state 10%%→90%%: %,.0f jobs/s)%n",
+        System.out.printf(
+                "  %s%,d jobs succeeded in %.1f s: %,.0f jobs/s end to end (steady state 10%%→90%%: %,.0f jobs/s)%n",
                 r.capped ? "CAPPED at --time-limit-seconds: " : "", r.completed, r.runSeconds, r.rate, r.steadyRate);
-        System.out.printf("  claims: %,d (%,d empty), %.1f jobs per non-empty claim, %.2f ms each; completions: %,d, "
-                        + "%.1f jobs each, %.2f ms each%n", claim.calls(), claim.emptyCalls(), r.effectiveClaimBatch,
-                claim.avgMillis(), complete.calls(), r.completeRowsPerCall, complete.avgMillis());
-        System.out.printf("  CPU: %s; per job: JVM %.0f µs, PostgreSQL %.0f µs; the progress query took %.1f ms on "
-                + "average (%d polls)%n", r.cpu, r.jvmMicrosPerJob, r.pgMicrosPerJob, r.pollAvgMs, r.polls);
+        System.out.printf(
+                "  claims: %,d (%,d empty), %.1f jobs per non-empty claim, %.2f ms each; completions: %,d, "
+                        + "%.1f jobs each, %.2f ms each%n",
+                claim.calls(),
+                claim.emptyCalls(),
+                r.effectiveClaimBatch,
+                claim.avgMillis(),
+                complete.calls(),
+                r.completeRowsPerCall,
+                complete.avgMillis());
+        System.out.printf(
+                "  CPU: %s; per job: JVM %.0f µs, PostgreSQL %.0f µs; the progress query took %.1f ms on "
+                        + "average (%d polls)%n",
+                r.cpu, r.jvmMicrosPerJob, r.pgMicrosPerJob, r.pollAvgMs, r.polls);
         if (r.contextSwitches >= 0) {
-            System.out.printf("  context switches of this JVM's threads: %,d (%.1f per job)%n", r.contextSwitches,
-                    r.contextSwitches / (double) Math.max(1, r.completed));
+            System.out.printf(
+                    "  context switches of this JVM's threads: %,d (%.1f per job)%n",
+                    r.contextSwitches, r.contextSwitches / (double) Math.max(1, r.completed));
         }
         System.out.print("  JVM threads (cores):");
         r.threadCores.stream().limit(8).forEach(e -> System.out.printf(" %s %.3f;", e.getKey(), e.getValue()));
         System.out.println();
-        System.out.printf("  at most %,d rows in state 'running' at once; handler runs %,d, attempts %,d, jobs attempted "
+        System.out.printf(
+                "  at most %,d rows in state 'running' at once; handler runs %,d, attempts %,d, jobs attempted "
                         + "more than once %,d, stalls (expired leases rescued) %,d; Baton log lines: %s%n",
-                r.maxRunningRows, r.handlerRuns, r.attempts, r.jobsAttemptedMoreThanOnce, r.stalls,
+                r.maxRunningRows,
+                r.handlerRuns,
+                r.attempts,
+                r.jobsAttemptedMoreThanOnce,
+                r.stalls,
                 r.warnings.isEmpty() ? "none" : r.warnings);
         db.dropSchema(schema);
     }
@@ -434,9 +466,9 @@ final class JobsBenchmark {
     }
 
     private static long remainingJobs(Connection c, String schema) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM \"" + schema + "\".job WHERE state <> 'succeeded'");
-             ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps =
+                        c.prepareStatement("SELECT count(*) FROM \"" + schema + "\".job WHERE state <> 'succeeded'");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
         }
@@ -444,9 +476,9 @@ final class JobsBenchmark {
 
     /** Rows in state 'running' (claimed, outcome not yet recorded): through the small partial index job_running_lease. */
     private static long runningJobs(Connection c, String schema) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM \"" + schema + "\".job WHERE state = 'running'");
-             ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps =
+                        c.prepareStatement("SELECT count(*) FROM \"" + schema + "\".job WHERE state = 'running'");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
         }
@@ -455,8 +487,8 @@ final class JobsBenchmark {
     /** Jobs that ran more than once (their first attempt's lease expired before its outcome was recorded). */
     private static void attempts(Connection c, String schema, Results.EndToEnd r) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER (WHERE attempt > 1), "
-                + "coalesce(sum(stall_count), 0), coalesce(sum(attempt), 0) FROM \"" + schema + "\".job");
-             ResultSet rs = ps.executeQuery()) {
+                        + "coalesce(sum(stall_count), 0), coalesce(sum(attempt), 0) FROM \"" + schema + "\".job");
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             r.jobsAttemptedMoreThanOnce = rs.getLong(1);
             r.stalls = rs.getLong(2);
@@ -512,7 +544,8 @@ final class JobsBenchmark {
             baton = (int) Math.round(results.e2e.effectiveClaimBatch);
             batches.add(baton);
         }
-        System.out.printf("%n== 3. raw-SQL ceiling: job.sql's claim + complete from %d threads, batches %s%s%n",
+        System.out.printf(
+                "%n== 3. raw-SQL ceiling: job.sql's claim + complete from %d threads, batches %s%s%n",
                 o.ceilingThreads(), batches, baton == null ? "" : " (" + baton + " = Baton's effective claim batch)");
         if (PARTIAL_IDEMPOTENCY_INDEX) {
             results.notes.add("EXPERIMENT: before each ceiling run (after its enqueue) the unique index on "
@@ -563,59 +596,63 @@ final class JobsBenchmark {
         for (int t = 0; t < r.threads; t++) {
             String owner = "raw-client-" + t;
             Connection c = db.connect();
-            Thread th = new Thread(() -> {
-                try (c; PreparedStatement claim = c.prepareStatement(claimSql);
-                     PreparedStatement complete = c.prepareStatement(completeSql)) {
-                    go.await();
-                    Long[] ids = new Long[batch];
-                    Long[] tokens = new Long[batch];
-                    Array kinds = c.createArrayOf("text", new String[] {"bench.raw"});
-                    while (true) {
-                        if (System.nanoTime() - deadline[0] > 0) {
-                            capped.set(true);
-                            return;
-                        }
-                        // As JobStore.claim binds them: queue, kinds, queue, limit*2, limit, job_lease_ms, node_id.
-                        claim.setString(1, QUEUE);
-                        claim.setArray(2, kinds);
-                        claim.setString(3, QUEUE);
-                        claim.setInt(4, batch * CANDIDATE_FACTOR);
-                        claim.setInt(5, batch);
-                        claim.setLong(6, leaseMs);
-                        claim.setString(7, owner);
-                        int n = 0;
-                        long c0 = System.nanoTime();
-                        try (ResultSet rs = claim.executeQuery()) {
-                            while (rs.next()) {
-                                ids[n] = rs.getLong("id");
-                                tokens[n] = rs.getLong("attempt_token");
-                                n++;
+            Thread th = new Thread(
+                    () -> {
+                        try (c;
+                                PreparedStatement claim = c.prepareStatement(claimSql);
+                                PreparedStatement complete = c.prepareStatement(completeSql)) {
+                            go.await();
+                            Long[] ids = new Long[batch];
+                            Long[] tokens = new Long[batch];
+                            Array kinds = c.createArrayOf("text", new String[] {"bench.raw"});
+                            while (true) {
+                                if (System.nanoTime() - deadline[0] > 0) {
+                                    capped.set(true);
+                                    return;
+                                }
+                                // As JobStore.claim binds them: queue, kinds, queue, limit*2, limit, job_lease_ms,
+                                // node_id.
+                                claim.setString(1, QUEUE);
+                                claim.setArray(2, kinds);
+                                claim.setString(3, QUEUE);
+                                claim.setInt(4, batch * CANDIDATE_FACTOR);
+                                claim.setInt(5, batch);
+                                claim.setLong(6, leaseMs);
+                                claim.setString(7, owner);
+                                int n = 0;
+                                long c0 = System.nanoTime();
+                                try (ResultSet rs = claim.executeQuery()) {
+                                    while (rs.next()) {
+                                        ids[n] = rs.getLong("id");
+                                        tokens[n] = rs.getLong("attempt_token");
+                                        n++;
+                                    }
+                                }
+                                claimNanos.add(System.nanoTime() - c0);
+                                claims.increment();
+                                if (n == 0) {
+                                    return; // every ready job is claimed (locked ones belong to the other threads)
+                                }
+                                Array idArr = c.createArrayOf("int8", Arrays.copyOf(ids, n));
+                                Array tokArr = c.createArrayOf("int8", Arrays.copyOf(tokens, n));
+                                complete.setArray(1, idArr);
+                                complete.setArray(2, tokArr);
+                                int done = 0;
+                                long k0 = System.nanoTime();
+                                try (ResultSet rs = complete.executeQuery()) {
+                                    while (rs.next()) {
+                                        done++;
+                                    }
+                                }
+                                completeNanos.add(System.nanoTime() - k0);
+                                completes.increment();
+                                completed.addAndGet(done);
                             }
+                        } catch (Throwable e) {
+                            errors.add(e);
                         }
-                        claimNanos.add(System.nanoTime() - c0);
-                        claims.increment();
-                        if (n == 0) {
-                            return; // every ready job is claimed (locked ones belong to the other threads)
-                        }
-                        Array idArr = c.createArrayOf("int8", Arrays.copyOf(ids, n));
-                        Array tokArr = c.createArrayOf("int8", Arrays.copyOf(tokens, n));
-                        complete.setArray(1, idArr);
-                        complete.setArray(2, tokArr);
-                        int done = 0;
-                        long k0 = System.nanoTime();
-                        try (ResultSet rs = complete.executeQuery()) {
-                            while (rs.next()) {
-                                done++;
-                            }
-                        }
-                        completeNanos.add(System.nanoTime() - k0);
-                        completes.increment();
-                        completed.addAndGet(done);
-                    }
-                } catch (Throwable e) {
-                    errors.add(e);
-                }
-            }, "raw-client-" + t);
+                    },
+                    "raw-client-" + t);
             th.start();
             threads.add(th);
         }
@@ -664,10 +701,22 @@ final class JobsBenchmark {
                 throw new IllegalStateException(left + " jobs not succeeded after the raw-SQL run at batch " + batch);
             }
         }
-        System.out.printf("  batch %4d: %,d jobs in %.1f s = %,.0f jobs/s%s (claim %.2f ms, complete %.2f ms; "
+        System.out.printf(
+                "  batch %4d: %,d jobs in %.1f s = %,.0f jobs/s%s (claim %.2f ms, complete %.2f ms; "
                         + "enqueue %,.0f jobs/s; progress query %.1f ms); CPU: %s; per job: JVM %.0f µs, PostgreSQL "
-                        + "%.0f µs%n", batch, r.completed, r.seconds, r.rate, r.capped ? " (CAPPED)" : "", r.claimAvgMs,
-                r.completeAvgMs, r.enqueueRate, r.pollAvgMs, r.cpu, r.jvmMicrosPerJob, r.pgMicrosPerJob);
+                        + "%.0f µs%n",
+                batch,
+                r.completed,
+                r.seconds,
+                r.rate,
+                r.capped ? " (CAPPED)" : "",
+                r.claimAvgMs,
+                r.completeAvgMs,
+                r.enqueueRate,
+                r.pollAvgMs,
+                r.cpu,
+                r.jvmMicrosPerJob,
+                r.pgMicrosPerJob);
         db.dropSchema(schema);
         return r;
     }

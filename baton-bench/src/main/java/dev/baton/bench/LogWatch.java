@@ -27,32 +27,35 @@ final class LogWatch {
 
     static void install() {
         PrintStream original = System.err;
-        System.setErr(new PrintStream(new OutputStream() {
-            private final StringBuilder line = new StringBuilder();
+        System.setErr(new PrintStream(
+                new OutputStream() {
+                    private final StringBuilder line = new StringBuilder();
 
-            @Override
-            public synchronized void write(int b) {
-                original.write(b);
-                if (b == '\n') {
-                    inspect(line.toString());
-                    line.setLength(0);
-                } else if (line.length() < 2000) {
-                    line.append((char) b);
-                }
-            }
+                    @Override
+                    public synchronized void write(int b) {
+                        original.write(b);
+                        if (b == '\n') {
+                            inspect(line.toString());
+                            line.setLength(0);
+                        } else if (line.length() < 2000) {
+                            line.append((char) b);
+                        }
+                    }
 
-            @Override
-            public synchronized void write(byte[] b, int off, int len) {
-                for (int i = off; i < off + len; i++) {
-                    write(b[i]);
-                }
-            }
+                    @Override
+                    public synchronized void write(byte[] b, int off, int len) {
+                        for (int i = off; i < off + len; i++) {
+                            write(b[i]);
+                        }
+                    }
 
-            @Override
-            public void flush() {
-                original.flush();
-            }
-        }, true, StandardCharsets.UTF_8));
+                    @Override
+                    public void flush() {
+                        original.flush();
+                    }
+                },
+                true,
+                StandardCharsets.UTF_8));
     }
 
     private static void inspect(String line) {

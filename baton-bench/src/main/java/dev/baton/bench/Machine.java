@@ -14,18 +14,26 @@ final class Machine {
 
     static Map<String, String> facts() {
         Map<String, String> out = new LinkedHashMap<>();
-        out.put("cores (JVM availableProcessors)", Integer.toString(Runtime.getRuntime().availableProcessors()));
+        out.put(
+                "cores (JVM availableProcessors)",
+                Integer.toString(Runtime.getRuntime().availableProcessors()));
         out.put("CPU", cpuModel());
         out.put("memory", memory());
-        out.put("OS", System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
-                + System.getProperty("os.arch"));
-        out.put("JVM", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version")
-                + " (" + System.getProperty("java.vm.vendor") + "), max heap "
-                + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MiB");
+        out.put(
+                "OS",
+                System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                        + System.getProperty("os.arch"));
+        out.put(
+                "JVM",
+                System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version")
+                        + " (" + System.getProperty("java.vm.vendor") + "), max heap "
+                        + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MiB");
         out.put("PostgreSQL JDBC", org.postgresql.util.DriverInfo.DRIVER_VERSION);
         out.put("HikariCP", version("com.zaxxer", "HikariCP"));
-        out.put("Baton", version("dev.baton", "baton-core") + ", schema version " + dev.baton.Baton.schemaVersion()
-                + "; build fingerprint " + fingerprint());
+        out.put(
+                "Baton",
+                version("dev.baton", "baton-core") + ", schema version " + dev.baton.Baton.schemaVersion()
+                        + "; build fingerprint " + fingerprint());
         return out;
     }
 
@@ -36,7 +44,10 @@ final class Machine {
     static String fingerprint() {
         try {
             java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
-            for (String r : List.of("dev/baton/sql/job.sql", "dev/baton/Worker.class", "dev/baton/JobStore.class",
+            for (String r : List.of(
+                    "dev/baton/sql/job.sql",
+                    "dev/baton/Worker.class",
+                    "dev/baton/JobStore.class",
                     "dev/baton/Notifier.class")) {
                 try (java.io.InputStream in = Machine.class.getClassLoader().getResourceAsStream(r)) {
                     if (in != null) {
@@ -158,8 +169,10 @@ final class Machine {
             for (Path t : (Iterable<Path>) tasks::iterator) {
                 try {
                     for (String line : Files.readAllLines(t.resolve("status"))) {
-                        if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
-                            total += Long.parseLong(line.substring(line.indexOf(':') + 1).strip());
+                        if (line.startsWith("voluntary_ctxt_switches:")
+                                || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                            total += Long.parseLong(
+                                    line.substring(line.indexOf(':') + 1).strip());
                         }
                     }
                 } catch (IOException | RuntimeException e) {
@@ -181,8 +194,9 @@ final class Machine {
                     continue;
                 }
                 try {
-                    String[] args = new String(Files.readAllBytes(d.resolve("cmdline")),
-                            java.nio.charset.StandardCharsets.UTF_8).split("\0");
+                    String[] args = new String(
+                                    Files.readAllBytes(d.resolve("cmdline")), java.nio.charset.StandardCharsets.UTF_8)
+                            .split("\0");
                     if (args.length > 0 && args[0].endsWith("/postgres")) {
                         for (int i = 0; i + 1 < args.length; i++) {
                             if (args[i].equals("-p") && args[i + 1].equals(Integer.toString(port))) {
@@ -292,11 +306,22 @@ final class Machine {
             }
             int n = Runtime.getRuntime().availableProcessors();
             if (Double.isNaN(c[2])) {
-                return String.format(java.util.Locale.ROOT, "%.2f of %d cores busy: this JVM %.2f, all other processes "
-                        + "(PostgreSQL among them) %.2f", c[0], n, c[1], Math.max(0, c[0] - c[1]));
+                return String.format(
+                        java.util.Locale.ROOT,
+                        "%.2f of %d cores busy: this JVM %.2f, all other processes " + "(PostgreSQL among them) %.2f",
+                        c[0],
+                        n,
+                        c[1],
+                        Math.max(0, c[0] - c[1]));
             }
-            return String.format(java.util.Locale.ROOT, "%.2f of %d cores busy: this JVM %.2f, PostgreSQL %.2f, other "
-                    + "processes %.2f", c[0], n, c[1], c[2], Math.max(0, c[0] - c[1] - c[2]));
+            return String.format(
+                    java.util.Locale.ROOT,
+                    "%.2f of %d cores busy: this JVM %.2f, PostgreSQL %.2f, other " + "processes %.2f",
+                    c[0],
+                    n,
+                    c[1],
+                    c[2],
+                    Math.max(0, c[0] - c[1] - c[2]));
         }
     }
 }

@@ -23,7 +23,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("compare")) {
             return Compare.main(Arrays.copyOfRange(args, 1, args.length));
         }
-        if (args.length == 0 || Arrays.asList(args).contains("-h") || Arrays.asList(args).contains("--help")) {
+        if (args.length == 0
+                || Arrays.asList(args).contains("-h")
+                || Arrays.asList(args).contains("--help")) {
             System.out.println(Options.USAGE);
             return args.length == 0 ? 2 : 0;
         }

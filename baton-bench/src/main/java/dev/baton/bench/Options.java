@@ -8,7 +8,8 @@ import java.util.Set;
 
 /** Command-line options of {@code baton-bench jobs}. */
 final class Options {
-    static final String USAGE = String.join("\n",
+    static final String USAGE = String.join(
+            "\n",
             "usage: java -jar baton-bench.jar jobs [options]",
             "",
             "Benchmarks Baton's durable jobs on one PostgreSQL database (embedded unless --jdbc-url):",
@@ -102,7 +103,8 @@ final class Options {
                     for (String s : value(args, ++i, a, o).split(",")) {
                         String p = s.strip();
                         if (!List.of("latency", "idle", "e2e", "ceiling").contains(p)) {
-                            throw new IllegalArgumentException("unknown phase '" + p + "' (latency, idle, e2e, ceiling)");
+                            throw new IllegalArgumentException(
+                                    "unknown phase '" + p + "' (latency, idle, e2e, ceiling)");
                         }
                         o.phases.add(p);
                     }

@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -113,14 +112,17 @@ abstract class Peer implements AutoCloseable {
     }
 
     long count(String sql) throws SQLException {
-        try (Connection c = client.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        try (Connection c = client.getConnection();
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
         }
     }
 
     void sql(String sql) throws SQLException {
-        try (Connection c = client.getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = client.getConnection();
+                Statement st = c.createStatement()) {
             st.execute(sql);
         }
     }
@@ -161,7 +163,8 @@ abstract class Peer implements AutoCloseable {
 
         @Override
         String settings() {
-            return "WorkerConfig: queue concurrency " + threads + " per node, defaults otherwise (poll 1 s + LISTEN/NOTIFY, "
+            return "WorkerConfig: queue concurrency " + threads
+                    + " per node, defaults otherwise (poll 1 s + LISTEN/NOTIFY, "
                     + "job lease 30 s, heartbeat 5 s, rescue 10 s); HikariCP pool " + poolSize + " per node; "
                     + "enqueue: Jobs.enqueueAll, batches of 1000";
         }
@@ -191,10 +194,13 @@ abstract class Peer implements AutoCloseable {
         @Override
         AutoCloseable startNode(int i) throws Exception {
             HikariDataSource pool = nodePool(i);
-            Baton b = Baton.builder(counter.wrap(pool)).schema(schema).nodeId("node-" + i)
+            Baton b = Baton.builder(counter.wrap(pool))
+                    .schema(schema)
+                    .nodeId("node-" + i)
                     .worker(WorkerConfig.builder().queue(QUEUE, threads).build())
                     .handle(KIND, Long.class, (id, ctx) -> Sink.ran(id))
-                    .build().start();
+                    .build()
+                    .start();
             return closing(b, pool);
         }
 
@@ -223,7 +229,8 @@ abstract class Peer implements AutoCloseable {
 
     static final class DbSchedulerPeer extends Peer {
         final boolean lockAndFetch;
-        final OneTimeTask<Void> task = Tasks.oneTime("noop").execute((inst, ctx) -> Sink.ran(Long.parseLong(inst.getId())));
+        final OneTimeTask<Void> task =
+                Tasks.oneTime("noop").execute((inst, ctx) -> Sink.ran(Long.parseLong(inst.getId())));
         private SchedulerClient schedulerClient;
 
         DbSchedulerPeer(Database db, String schema, int threads, int poolSize, boolean lockAndFetch) {
@@ -276,7 +283,9 @@ abstract class Peer implements AutoCloseable {
         @Override
         AutoCloseable startNode(int i) {
             HikariDataSource pool = nodePool(i);
-            var b = Scheduler.create(counter.wrap(pool), task).threads(threads).pollingInterval(Duration.ofSeconds(1))
+            var b = Scheduler.create(counter.wrap(pool), task)
+                    .threads(threads)
+                    .pollingInterval(Duration.ofSeconds(1))
                     .schedulerName(new com.github.kagkarlsson.scheduler.SchedulerName.Fixed("node-" + i));
             b = lockAndFetch ? b.pollUsingLockAndFetch(0.5, 3.0) : b.pollUsingFetchAndLockOnExecute(0.5, 3.0);
             Scheduler s = b.build();
@@ -301,7 +310,8 @@ abstract class Peer implements AutoCloseable {
                 return false; // one-time executions are deleted when they complete: nothing is retained
             }
             sql("INSERT INTO scheduled_tasks (task_name, task_instance, execution_time, picked, version) "
-                    + "SELECT 'noop', g::text, now() - interval '1 second', false, 1 FROM generate_series(" + from + ", "
+                    + "SELECT 'noop', g::text, now() - interval '1 second', false, 1 FROM generate_series(" + from
+                    + ", "
                     + (from + n - 1) + ") g");
             sql("ANALYZE scheduled_tasks");
             return true;
@@ -364,7 +374,8 @@ abstract class Peer implements AutoCloseable {
         AutoCloseable startNode(int i) {
             HikariDataSource pool = nodePool(i);
             BackgroundJobServer server = new BackgroundJobServer(
-                    storage(counter.wrap(pool), StorageProviderUtils.DatabaseOptions.SKIP_CREATE), new JacksonJsonMapper(),
+                    storage(counter.wrap(pool), StorageProviderUtils.DatabaseOptions.SKIP_CREATE),
+                    new JacksonJsonMapper(),
                     new JobActivator() {
                         @Override
                         public <T> T activateJob(Class<T> type) {
@@ -372,7 +383,9 @@ abstract class Peer implements AutoCloseable {
                         }
                     },
                     BackgroundJobServerConfiguration.usingStandardBackgroundJobServerConfiguration()
-                            .andName("node-" + i).andWorkerCount(threads).andPollInterval(POLL));
+                            .andName("node-" + i)
+                            .andWorkerCount(threads)
+                            .andPollInterval(POLL));
             server.start();
             return closing(server::stop, pool);
         }
@@ -385,7 +398,9 @@ abstract class Peer implements AutoCloseable {
         @Override
         boolean isClaim(String sql) {
             String s = sql.toLowerCase();
-            return s.startsWith("select") && s.contains("from jobrunr_jobs") && s.contains("state =")
+            return s.startsWith("select")
+                    && s.contains("from jobrunr_jobs")
+                    && s.contains("state =")
                     && !s.contains("count(");
         }
     }
@@ -466,7 +481,8 @@ abstract class Peer implements AutoCloseable {
         @Override
         void installTables() throws Exception {
             String ddl;
-            try (InputStream in = StdSchedulerFactory.class.getResourceAsStream("/org/quartz/impl/jdbcjobstore/tables_postgres.sql")) {
+            try (InputStream in = StdSchedulerFactory.class.getResourceAsStream(
+                    "/org/quartz/impl/jdbcjobstore/tables_postgres.sql")) {
                 if (in == null) {
                     throw new IOException("tables_postgres.sql is not in the Quartz jar");
                 }
@@ -480,7 +496,9 @@ abstract class Peer implements AutoCloseable {
             }
             for (String st : clean.toString().split(";")) {
                 String s = st.strip();
-                if (!s.isEmpty() && !s.equalsIgnoreCase("commit") && !s.toLowerCase().startsWith("drop")) {
+                if (!s.isEmpty()
+                        && !s.equalsIgnoreCase("commit")
+                        && !s.toLowerCase().startsWith("drop")) {
                     sql(s);
                 }
             }
@@ -499,11 +517,16 @@ abstract class Peer implements AutoCloseable {
         }
 
         private static JobDetail job(long id) {
-            return JobBuilder.newJob(QuartzJob.class).withIdentity(Long.toString(id), "bench").build();
+            return JobBuilder.newJob(QuartzJob.class)
+                    .withIdentity(Long.toString(id), "bench")
+                    .build();
         }
 
         private static Trigger trigger(long id) {
-            return TriggerBuilder.newTrigger().withIdentity(Long.toString(id), "bench").startNow().build();
+            return TriggerBuilder.newTrigger()
+                    .withIdentity(Long.toString(id), "bench")
+                    .startNow()
+                    .build();
         }
 
         @Override

@@ -44,8 +44,16 @@ public final class PrimitivesBench {
             + "[--limiter-keys N] [--cap-keys N] [--fsync on|off]";
 
     /** One measured phase. */
-    private record Result(String name, int threads, int keys, Duration duration, long ops, long allowed,
-            long refused, double p50Ms, double p99Ms) {
+    private record Result(
+            String name,
+            int threads,
+            int keys,
+            Duration duration,
+            long ops,
+            long allowed,
+            long refused,
+            double p50Ms,
+            double p99Ms) {
         double perSecond() {
             return ops / (duration.toNanos() / 1e9);
         }
@@ -87,9 +95,12 @@ public final class PrimitivesBench {
 
         EmbeddedPostgres embedded = null;
         if (url == null) {
-            EmbeddedPostgres.Builder b = EmbeddedPostgres.builder().setPGStartupWait(Duration.ofSeconds(60))
-                    .setServerConfig("shared_buffers", "256MB").setServerConfig("synchronous_commit", "on")
-                    .setServerConfig("max_connections", "200").setServerConfig("timezone", "UTC");
+            EmbeddedPostgres.Builder b = EmbeddedPostgres.builder()
+                    .setPGStartupWait(Duration.ofSeconds(60))
+                    .setServerConfig("shared_buffers", "256MB")
+                    .setServerConfig("synchronous_commit", "on")
+                    .setServerConfig("max_connections", "200")
+                    .setServerConfig("timezone", "UTC");
             if (fsync != null) {
                 b.setServerConfig("fsync", fsync);
             }
@@ -102,8 +113,14 @@ public final class PrimitivesBench {
         Baton node = null;
         try {
             Baton.migrate(pool, schema);
-            node = Baton.builder(pool).coordinationDataSource(heartbeat).schema(schema).nodeId("bench-node")
-                    .notifications(NotificationMode.POLL).migrateOnStart(false).build().start();
+            node = Baton.builder(pool)
+                    .coordinationDataSource(heartbeat)
+                    .schema(schema)
+                    .nodeId("bench-node")
+                    .notifications(NotificationMode.POLL)
+                    .migrateOnStart(false)
+                    .build()
+                    .start();
             Coordination coord = node.coordination();
             Duration run = Duration.ofSeconds(seconds);
             Duration warmup = Duration.ofSeconds(Math.min(2, seconds));
@@ -147,9 +164,19 @@ public final class PrimitivesBench {
                     + "| p50 ms | p99 ms |");
             System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
             for (Result r : List.of(rl, cp)) {
-                System.out.printf(Locale.ROOT, "| %s | %d | %d | %.1f | %d | %.0f | %d | %d | %.2f | %.2f |%n", r.name(),
-                        r.threads(), r.keys(), r.duration().toNanos() / 1e9, r.ops(), r.perSecond(), r.allowed(),
-                        r.refused(), r.p50Ms(), r.p99Ms());
+                System.out.printf(
+                        Locale.ROOT,
+                        "| %s | %d | %d | %.1f | %d | %.0f | %d | %d | %.2f | %.2f |%n",
+                        r.name(),
+                        r.threads(),
+                        r.keys(),
+                        r.duration().toNanos() / 1e9,
+                        r.ops(),
+                        r.perSecond(),
+                        r.allowed(),
+                        r.refused(),
+                        r.p50Ms(),
+                        r.p99Ms());
             }
             System.out.println();
             System.out.println("Rate limiter: 50 per key per second; an operation is one decision (allowed or not). "
@@ -159,7 +186,8 @@ public final class PrimitivesBench {
             if (node != null) {
                 node.close();
             }
-            try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            try (Connection c = pool.getConnection();
+                    Statement s = c.createStatement()) {
                 s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
             } finally {
                 pool.close();
@@ -182,33 +210,35 @@ public final class PrimitivesBench {
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             int me = t;
-            Thread th = new Thread(() -> {
-                ThreadLocalRandom rnd = ThreadLocalRandom.current();
-                long[] lat = new long[1 << 16];
-                int n = 0;
-                long ok = 0;
-                ready.countDown();
-                try {
-                    go.await();
-                    while (!stop.get()) {
-                        long t0 = System.nanoTime();
-                        boolean granted = op.run(rnd);
-                        long dt = System.nanoTime() - t0;
-                        if (n == lat.length) {
-                            lat = Arrays.copyOf(lat, lat.length * 2);
+            Thread th = new Thread(
+                    () -> {
+                        ThreadLocalRandom rnd = ThreadLocalRandom.current();
+                        long[] lat = new long[1 << 16];
+                        int n = 0;
+                        long ok = 0;
+                        ready.countDown();
+                        try {
+                            go.await();
+                            while (!stop.get()) {
+                                long t0 = System.nanoTime();
+                                boolean granted = op.run(rnd);
+                                long dt = System.nanoTime() - t0;
+                                if (n == lat.length) {
+                                    lat = Arrays.copyOf(lat, lat.length * 2);
+                                }
+                                lat[n++] = dt;
+                                if (granted) {
+                                    ok++;
+                                }
+                            }
+                        } catch (Throwable e) {
+                            failures[me] = e;
                         }
-                        lat[n++] = dt;
-                        if (granted) {
-                            ok++;
-                        }
-                    }
-                } catch (Throwable e) {
-                    failures[me] = e;
-                }
-                latencies[me] = Arrays.copyOf(lat, n);
-                ops[me] = n;
-                allowed[me] = ok;
-            }, "bench-" + t);
+                        latencies[me] = Arrays.copyOf(lat, n);
+                        ops[me] = n;
+                        allowed[me] = ok;
+                    },
+                    "bench-" + t);
             th.start();
             workers.add(th);
         }
@@ -232,9 +262,18 @@ public final class PrimitivesBench {
         }
         long total = Arrays.stream(ops).sum();
         long ok = Arrays.stream(allowed).sum();
-        long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
-        return new Result(name, threads, keys, Duration.ofNanos(elapsed), total, ok, total - ok,
-                percentile(all, 0.50), percentile(all, 0.99));
+        long[] all =
+                Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
+        return new Result(
+                name,
+                threads,
+                keys,
+                Duration.ofNanos(elapsed),
+                total,
+                ok,
+                total - ok,
+                percentile(all, 0.50),
+                percentile(all, 0.99));
     }
 
     private static double percentile(long[] sorted, double q) {
@@ -256,7 +295,8 @@ public final class PrimitivesBench {
 
     private static String settings(String url) {
         List<String> out = new ArrayList<>();
-        try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(url);
+                Statement s = c.createStatement()) {
             for (String name : List.of("server_version", "synchronous_commit", "fsync", "shared_buffers")) {
                 try (ResultSet rs = s.executeQuery("SHOW " + name)) {
                     rs.next();

@@ -22,6 +22,7 @@ final class Results {
     final List<String> notes = new ArrayList<>();
     /** The most CPU that processes other than this JVM and the embedded server used during a measurement. */
     double maxOtherCores = Double.NaN;
+
     String maxOtherWhere;
 
     void other(String where, Machine.Cpu before, Machine.Cpu after) {
@@ -97,6 +98,7 @@ final class Results {
         long contextSwitches = -1;
         /** CPU microseconds per job over the run: this JVM, PostgreSQL (NaN if unknown). */
         double jvmMicrosPerJob = Double.NaN;
+
         double pgMicrosPerJob = Double.NaN;
     }
 

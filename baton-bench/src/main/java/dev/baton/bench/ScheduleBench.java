@@ -48,8 +48,9 @@ public final class ScheduleBench {
             switch (args[i]) {
                 case "--url" -> url = args[++i];
                 case "--instants" -> instants = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; usage: ScheduleBench [--url JDBC_URL] [--instants N]");
+                default ->
+                    throw new IllegalArgumentException(
+                            "unknown argument " + args[i] + "; usage: ScheduleBench [--url JDBC_URL] [--instants N]");
             }
         }
         if (instants < 1) {
@@ -57,15 +58,19 @@ public final class ScheduleBench {
         }
         EmbeddedPostgres embedded = null;
         if (url == null || url.isBlank()) {
-            embedded = EmbeddedPostgres.builder().setPGStartupWait(Duration.ofSeconds(60))
-                    .setServerConfig("max_connections", "200").setServerConfig("timezone", "UTC").start();
+            embedded = EmbeddedPostgres.builder()
+                    .setPGStartupWait(Duration.ofSeconds(60))
+                    .setServerConfig("max_connections", "200")
+                    .setServerConfig("timezone", "UTC")
+                    .start();
             url = embedded.getJdbcUrl("postgres", "postgres");
         }
         String schema = "baton_sched_bench_" + Long.toString(System.nanoTime() & 0xffffff, 36);
         try {
             run(url, schema, instants, embedded != null);
         } finally {
-            try (Connection c = DriverManager.getConnection(url); Statement s = c.createStatement()) {
+            try (Connection c = DriverManager.getConnection(url);
+                    Statement s = c.createStatement()) {
                 s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
             }
             if (embedded != null) {
@@ -89,40 +94,51 @@ public final class ScheduleBench {
                 cfg.setPoolName(nodeId);
                 HikariDataSource ds = new HikariDataSource(cfg);
                 pools.add(ds);
-                String query = "SELECT clock_timestamp(), idempotency_key, created_at FROM " + schema + ".job WHERE id = ?";
-                nodes.add(Baton.builder(ds).schema(schema).nodeId(nodeId).application("bench", "1")
+                String query =
+                        "SELECT clock_timestamp(), idempotency_key, created_at FROM " + schema + ".job WHERE id = ?";
+                nodes.add(Baton.builder(ds)
+                        .schema(schema)
+                        .nodeId(nodeId)
+                        .application("bench", "1")
                         .worker(WorkerConfig.builder().queue("default", 10).build())
                         .schedule(Schedule.every(NAME, Duration.ofSeconds(1)).job(NAME, null))
                         .handle(NAME, Object.class, (p, ctx) -> {
-                            try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(query)) {
+                            try (Connection c = ds.getConnection();
+                                    PreparedStatement ps = c.prepareStatement(query)) {
                                 ps.setLong(1, ctx.jobId());
                                 try (ResultSet rs = ps.executeQuery()) {
                                     rs.next();
                                     Instant start = rs.getTimestamp(1).toInstant();
                                     String key = rs.getString(2);
                                     Instant due = Instant.parse(key.substring(("schedule:" + NAME + ":").length()));
-                                    samples.putIfAbsent(ctx.jobId(), new Sample(due, rs.getTimestamp(3).toInstant(),
-                                            start, nodeId));
+                                    samples.putIfAbsent(
+                                            ctx.jobId(),
+                                            new Sample(due, rs.getTimestamp(3).toInstant(), start, nodeId));
                                 }
                             }
                             synchronized (measureFrom) {
-                                if (measureFrom[0] != null && samples.values().stream()
-                                        .filter(s -> !s.due().isBefore(measureFrom[0])).count() >= wanted) {
+                                if (measureFrom[0] != null
+                                        && samples.values().stream()
+                                                        .filter(s -> !s.due().isBefore(measureFrom[0]))
+                                                        .count()
+                                                >= wanted) {
                                     enough.countDown();
                                 }
                             }
                         })
-                        .build().start());
+                        .build()
+                        .start());
             }
             // Measure only instants due after all three nodes are up.
             try (Connection c = DriverManager.getConnection(url);
-                 ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
+                    ResultSet rs = c.createStatement().executeQuery("SELECT clock_timestamp()")) {
                 rs.next();
                 synchronized (measureFrom) {
                     measureFrom[0] = rs.getTimestamp(1).toInstant().plusSeconds(1);
                 }
             }
-            System.err.printf("ScheduleBench: 3 nodes up (notifications: %s); measuring %d due instants…%n",
+            System.err.printf(
+                    "ScheduleBench: 3 nodes up (notifications: %s); measuring %d due instants…%n",
                     nodes.get(0).notificationsActive() ? "LISTEN" : "polling", instants);
             if (!enough.await(instants * 2L + 60, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("fewer than " + instants + " jobs ran in time");
@@ -138,8 +154,11 @@ public final class ScheduleBench {
             pools.forEach(HikariDataSource::close);
         }
 
-        List<Sample> measured = samples.values().stream().filter(s -> !s.due().isBefore(measureFrom[0]))
-                .sorted((a, b) -> a.due().compareTo(b.due())).limit(instants).toList();
+        List<Sample> measured = samples.values().stream()
+                .filter(s -> !s.due().isBefore(measureFrom[0]))
+                .sorted((a, b) -> a.due().compareTo(b.due()))
+                .limit(instants)
+                .toList();
         long distinctDue = measured.stream().map(Sample::due).distinct().count();
         List<Double> firing = new ArrayList<>();
         List<Double> enqueue = new ArrayList<>();
@@ -151,22 +170,27 @@ public final class ScheduleBench {
         }
         String pgVersion;
         try (Connection c = DriverManager.getConnection(url);
-             ResultSet rs = c.createStatement().executeQuery("SHOW server_version")) {
+                ResultSet rs = c.createStatement().executeQuery("SHOW server_version")) {
             rs.next();
             pgVersion = rs.getString(1);
         }
         System.out.println();
-        System.out.printf("### Schedule firing delay (3 nodes, every 1 s, default settings; PostgreSQL %s, %s)%n%n",
+        System.out.printf(
+                "### Schedule firing delay (3 nodes, every 1 s, default settings; PostgreSQL %s, %s)%n%n",
                 pgVersion, embedded ? "embedded" : "external server");
-        System.out.printf("%d due instants measured, %d distinct (one job each); handled by %s%n%n", measured.size(),
-                distinctDue, measured.stream().map(Sample::node).distinct().sorted().toList());
+        System.out.printf(
+                "%d due instants measured, %d distinct (one job each); handled by %s%n%n",
+                measured.size(),
+                distinctDue,
+                measured.stream().map(Sample::node).distinct().sorted().toList());
         System.out.println("| delay (database clock) | p50 ms | p95 ms | max ms |");
         System.out.println("|---|---:|---:|---:|");
         row("firing: handler start − due instant", firing);
         row("enqueue: job created − due instant", enqueue);
         row("pickup: handler start − job created", pickup);
         System.out.println();
-        System.out.printf("Target: due jobs start within 1 s of the due instant: %s (max %.1f ms)%n",
+        System.out.printf(
+                "Target: due jobs start within 1 s of the due instant: %s (max %.1f ms)%n",
                 percentile(firing, 100) <= 1000 ? "met" : "NOT met", percentile(firing, 100));
     }
 
@@ -175,8 +199,13 @@ public final class ScheduleBench {
     }
 
     private static void row(String label, List<Double> values) {
-        System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f | %.1f |%n", label, percentile(values, 50),
-                percentile(values, 95), percentile(values, 100));
+        System.out.printf(
+                Locale.ROOT,
+                "| %s | %.1f | %.1f | %.1f |%n",
+                label,
+                percentile(values, 50),
+                percentile(values, 95),
+                percentile(values, 100));
     }
 
     /** Nearest-rank percentile. */

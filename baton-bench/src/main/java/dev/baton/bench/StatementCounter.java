@@ -72,16 +72,21 @@ final class StatementCounter {
             if (before == null) {
                 return this;
             }
-            return new Snapshot(label, calls - before.calls, rows - before.rows, nanos - before.nanos,
-                    emptyCalls - before.emptyCalls, rowCalls - before.rowCalls);
+            return new Snapshot(
+                    label,
+                    calls - before.calls,
+                    rows - before.rows,
+                    nanos - before.nanos,
+                    emptyCalls - before.emptyCalls,
+                    rowCalls - before.rowCalls);
         }
     }
 
     /** Counters by statement, most called first. */
     List<Snapshot> snapshot() {
         List<Snapshot> out = new ArrayList<>();
-        stats.forEach((k, s) -> out.add(new Snapshot(k, s.calls.sum(), s.rows.sum(), s.nanos.sum(),
-                s.emptyCalls.sum(), s.rowCalls.sum())));
+        stats.forEach((k, s) -> out.add(
+                new Snapshot(k, s.calls.sum(), s.rows.sum(), s.nanos.sum(), s.emptyCalls.sum(), s.rowCalls.sum())));
         out.sort(Comparator.comparingLong(Snapshot::calls).reversed().thenComparing(Snapshot::label));
         return out;
     }
@@ -236,7 +241,9 @@ final class StatementCounter {
             String name = m.getName();
             boolean exec = (args == null || args.length == 0) && name.startsWith("execute");
             if (!exec) {
-                if (arrayRows[0] < 0 && name.equals("setArray") && args[1] instanceof java.sql.Array a
+                if (arrayRows[0] < 0
+                        && name.equals("setArray")
+                        && args[1] instanceof java.sql.Array a
                         && a.getArray() instanceof Object[] values) {
                     arrayRows[0] = values.length;
                 }
@@ -252,8 +259,9 @@ final class StatementCounter {
                 stat.rowCalls.increment();
                 return resultSet(rs, stat);
             }
-            long rows = batch >= 0 ? batch : r instanceof Integer n && !name.equals("execute") ? n
-                    : r instanceof Long n ? n : -1;
+            long rows = batch >= 0
+                    ? batch
+                    : r instanceof Integer n && !name.equals("execute") ? n : r instanceof Long n ? n : -1;
             if (rows >= 0) {
                 stat.rowCalls.increment();
                 stat.rows.add(rows);
@@ -267,7 +275,10 @@ final class StatementCounter {
 
     private Statement statement(Statement real) {
         return proxy(Statement.class, real, (p, m, args) -> {
-            if (m.getName().startsWith("execute") && args != null && args.length >= 1 && args[0] instanceof String sql) {
+            if (m.getName().startsWith("execute")
+                    && args != null
+                    && args.length >= 1
+                    && args[0] instanceof String sql) {
                 Stat stat = stat(label(sql));
                 long t0 = System.nanoTime();
                 Object r = call(real, m, args);

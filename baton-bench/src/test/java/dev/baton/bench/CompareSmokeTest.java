@@ -14,10 +14,12 @@ class CompareSmokeTest {
         String url = System.getenv("BATON_JDBC_URL");
         // The peers find their tables through a per-connection search_path, which transaction pooling
         // (PgBouncer) does not keep; Baton and the ceiling qualify every table with its schema.
-        String systems = "transaction".equals(System.getenv("BATON_POOLED")) ? "baton,ceiling"
+        String systems = "transaction".equals(System.getenv("BATON_POOLED"))
+                ? "baton,ceiling"
                 : "baton,ceiling,dbs-fetch,dbs-lock,jobrunr,quartz";
-        Compare c = Compare.parse(new String[] {"--quick", "--phases", "throughput", "--jobs", "300", "--nodes", "2",
-                "--systems", systems});
+        Compare c = Compare.parse(
+                new String[] {"--quick", "--phases", "throughput", "--jobs", "300", "--nodes", "2", "--systems", systems
+                });
         CompareResults r = new CompareResults();
         r.startedAt = java.time.Instant.now();
         r.mode = "test";

@@ -20,20 +20,26 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "audit", mixinStandardHelpOptions = true,
+@Command(
+        name = "audit",
+        mixinStandardHelpOptions = true,
         header = "Lists the process-local state that breaks when the service runs as several instances.",
-        description = {"Reads compiled classes (bytecode only: nothing is loaded or run) and reports, with the source "
-                + "line, why each finding breaks with N instances and the Baton remedy: mutable state in singletons "
-                + "and static fields, in-process scheduling and background loops, in-process rate limiters, semaphores "
-                + "and JVM locks around shared writes, single-use/replay/revocation/session state, and local files used "
-                + "as shared state. See docs/audit.md.",
+        description = {
+            "Reads compiled classes (bytecode only: nothing is loaded or run) and reports, with the source "
+                    + "line, why each finding breaks with N instances and the Baton remedy: mutable state in singletons "
+                    + "and static fields, in-process scheduling and background loops, in-process rate limiters, semaphores "
+                    + "and JVM locks around shared writes, single-use/replay/revocation/session state, and local files used "
+                    + "as shared state. See docs/audit.md.",
             "",
             "PATH is a class directory (target/classes), a jar, or a Spring Boot fat jar: its BOOT-INF/classes are "
-                    + "reported and its BOOT-INF/lib jars are read for the type hierarchy only (unless --include-libraries)."},
+                    + "reported and its BOOT-INF/lib jars are read for the type hierarchy only (unless --include-libraries)."
+        },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:no unexcluded finding at or above --fail-on",
+        exitCodeList = {
+            "0:no unexcluded finding at or above --fail-on",
             "1:unexcluded findings at or above --fail-on (listed in the report)",
-            "2:usage error: missing or unreadable path, corrupt jar, bad exclusions file, unknown format"})
+            "2:usage error: missing or unreadable path, corrupt jar, bad exclusions file, unknown format"
+        })
 final class AuditCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -41,35 +47,54 @@ final class AuditCommand implements Callable<Integer> {
     @Parameters(paramLabel = "PATH", arity = "1..*", description = "Class directories, jars or Spring Boot fat jars.")
     List<Path> paths = new ArrayList<>();
 
-    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "table",
-            description = "table, markdown, json or sarif (SARIF 2.1.0, for GitHub code scanning). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--format",
+            paramLabel = "FORMAT",
+            defaultValue = "table",
+            description =
+                    "table, markdown, json or sarif (SARIF 2.1.0, for GitHub code scanning). Default: ${DEFAULT-VALUE}.")
     String format;
 
-    @Option(names = "--output", paramLabel = "FILE", description = "Write the report to FILE instead of standard output.")
+    @Option(
+            names = "--output",
+            paramLabel = "FILE",
+            description = "Write the report to FILE instead of standard output.")
     Path output;
 
-    @Option(names = "--exclusions", paramLabel = "FILE",
+    @Option(
+            names = "--exclusions",
+            paramLabel = "FILE",
             description = "YAML or JSON file of deliberate exclusions, each with a reason (see docs/audit.md).")
     Path exclusions;
 
-    @Option(names = "--fail-on", paramLabel = "SEVERITY", defaultValue = "high",
+    @Option(
+            names = "--fail-on",
+            paramLabel = "SEVERITY",
+            defaultValue = "high",
             description = "Exit 1 when an unexcluded finding is at this severity or above: low, medium, high, or none "
                     + "(never). Default: ${DEFAULT-VALUE}.")
     String failOn;
 
-    @Option(names = "--include-libraries",
+    @Option(
+            names = "--include-libraries",
             description = "Also report the classes of a fat jar's BOOT-INF/lib jars and of --classpath.")
     boolean includeLibraries;
 
-    @Option(names = "--classpath", paramLabel = "PATHS",
-            description = "Jars or directories, separated by the platform's path separator (':' or ';'), read for the type "
-                    + "hierarchy only, e.g. the application's dependencies, so custom stereotypes and subtypes are "
-                    + "recognised. May be repeated.")
+    @Option(
+            names = "--classpath",
+            paramLabel = "PATHS",
+            description =
+                    "Jars or directories, separated by the platform's path separator (':' or ';'), read for the type "
+                            + "hierarchy only, e.g. the application's dependencies, so custom stereotypes and subtypes are "
+                            + "recognised. May be repeated.")
     List<String> classpath = new ArrayList<>();
 
-    @Option(names = "--source-root", paramLabel = "PREFIX",
-            description = "Prefix of source paths in the report, e.g. src/main/java, so SARIF locations resolve from the "
-                    + "repository root.")
+    @Option(
+            names = "--source-root",
+            paramLabel = "PREFIX",
+            description =
+                    "Prefix of source paths in the report, e.g. src/main/java, so SARIF locations resolve from the "
+                            + "repository root.")
     String sourceRoot;
 
     @Override
@@ -97,7 +122,9 @@ final class AuditCommand implements Callable<Integer> {
                     }
                 }
             }
-            BatonAudit audit = BatonAudit.forClasses(paths).libraries(libraries).includeLibraries(includeLibraries)
+            BatonAudit audit = BatonAudit.forClasses(paths)
+                    .libraries(libraries)
+                    .includeLibraries(includeLibraries)
                     .sourceRoot(sourceRoot);
             if (exclusions != null) {
                 audit.exclusions(exclusions);
@@ -116,11 +143,15 @@ final class AuditCommand implements Callable<Integer> {
                 }
                 Files.writeString(output, text);
             } catch (IOException e) {
-                throw new CliException(Main.EXIT_USAGE, "cannot write the report to " + output + ": " + e.getMessage()
-                        + "; pass a writable --output path", e);
+                throw new CliException(
+                        Main.EXIT_USAGE,
+                        "cannot write the report to " + output + ": " + e.getMessage()
+                                + "; pass a writable --output path",
+                        e);
             }
             out.println("baton audit: " + report.findings().size() + " finding(s) (" + report.severityCounts() + "), "
-                    + report.excluded().size() + " excluded, " + report.warnings().size() + " warning(s); "
+                    + report.excluded().size() + " excluded, "
+                    + report.warnings().size() + " warning(s); "
                     + fmt.name().toLowerCase(Locale.ROOT) + " report written to " + output);
         } else {
             out.print(text);
@@ -134,7 +165,8 @@ final class AuditCommand implements Callable<Integer> {
         }
         int failing = never ? 0 : report.findingsAtLeast(threshold).size();
         if (failing > 0) {
-            err.println("baton audit: " + failing + " unexcluded finding(s) at " + threshold.name().toLowerCase(Locale.ROOT)
+            err.println("baton audit: " + failing + " unexcluded finding(s) at "
+                    + threshold.name().toLowerCase(Locale.ROOT)
                     + " or above; fix them or record deliberate ones in an exclusions file with a reason");
         }
         err.flush();

@@ -14,7 +14,9 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "chaos", mixinStandardHelpOptions = true,
+@Command(
+        name = "chaos",
+        mixinStandardHelpOptions = true,
         header = "Seeded, randomised fault run against several node processes, ending with the checker (FAULTS E03).",
         description = {
             "Starts --nodes node processes running the verification workload (see `baton node`), each reaching the "
@@ -26,49 +28,80 @@ import picocli.CommandLine.Spec;
                     + "(`baton verify`).",
             "",
             "The same seed gives the same fault schedule (the system's own timing still varies), so a failing "
-                    + "run prints the command that replays its schedule. Needs a POSIX system (kill -STOP / -CONT)."},
+                    + "run prints the command that replays its schedule. Needs a POSIX system (kill -STOP / -CONT)."
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:no invariant violated and the cluster made progress after the faults",
             "1:an invariant was violated, or no progress after the faults were healed",
-            "2:usage error or database unreachable"})
+            "2:usage error or database unreachable"
+        })
 final class ChaosCommand implements Callable<Integer> {
     static final String DEFAULT_SCHEMA = "baton_chaos";
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--seed", paramLabel = "SEED", description = "Seed of the fault schedule (default: a random one, printed)")
+    @Option(
+            names = "--seed",
+            paramLabel = "SEED",
+            description = "Seed of the fault schedule (default: a random one, printed)")
     Long seed;
 
-    @Option(names = "--duration", paramLabel = "D", defaultValue = "2m", converter = Durations.Converter.class,
+    @Option(
+            names = "--duration",
+            paramLabel = "D",
+            defaultValue = "2m",
+            converter = Durations.Converter.class,
             description = "How long the faults go on, 20s to 24h (default: ${DEFAULT-VALUE})")
     Duration duration;
 
-    @Option(names = "--nodes", paramLabel = "N", defaultValue = "3", description = "Node processes, 2 to 9 (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--nodes",
+            paramLabel = "N",
+            defaultValue = "3",
+            description = "Node processes, 2 to 9 (default: ${DEFAULT-VALUE})")
     int nodes;
 
-    @Option(names = "--jdbc-url", paramLabel = "URL",
+    @Option(
+            names = "--jdbc-url",
+            paramLabel = "URL",
             description = "Use this PostgreSQL (or PgBouncer) instead of starting an embedded one; database restarts "
                     + "are then left out")
     String jdbcUrl;
 
-    @Option(names = "--schema", paramLabel = "SCHEMA", defaultValue = DEFAULT_SCHEMA,
-            description = "Schema for Baton's and the workload's tables; must be new or empty unless --reset (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--schema",
+            paramLabel = "SCHEMA",
+            defaultValue = DEFAULT_SCHEMA,
+            description =
+                    "Schema for Baton's and the workload's tables; must be new or empty unless --reset (default: ${DEFAULT-VALUE})")
     String schema;
 
-    @Option(names = "--reset", description = "Drop the schema first if it exists (it must be a chaos or verification schema)")
+    @Option(
+            names = "--reset",
+            description = "Drop the schema first if it exists (it must be a chaos or verification schema)")
     boolean reset;
 
-    @Option(names = "--faults", paramLabel = "KINDS", split = ",",
-            description = "Fault kinds to use, comma-separated, from: ${COMPLETION-CANDIDATES} (default: all that apply)")
+    @Option(
+            names = "--faults",
+            paramLabel = "KINDS",
+            split = ",",
+            description =
+                    "Fault kinds to use, comma-separated, from: ${COMPLETION-CANDIDATES} (default: all that apply)")
     List<Kind> faults;
 
-    @Option(names = "--report", paramLabel = "FILE", defaultValue = "baton-chaos-report.json",
+    @Option(
+            names = "--report",
+            paramLabel = "FILE",
+            defaultValue = "baton-chaos-report.json",
             description = "Where to write the JSON report (default: ${DEFAULT-VALUE})")
     Path report;
 
-    @Option(names = "--log-dir", paramLabel = "DIR", description = "Directory for the nodes' logs (default: a new temp dir)")
+    @Option(
+            names = "--log-dir",
+            paramLabel = "DIR",
+            description = "Directory for the nodes' logs (default: a new temp dir)")
     Path logDir;
 
     @Override
@@ -80,7 +113,8 @@ final class ChaosCommand implements Callable<Integer> {
             throw CliException.usage("--duration must be 20s to 24h, but was " + Durations.human(duration));
         }
         if (schema == null || !schema.matches("[a-z_][a-z0-9_]{0,62}")) {
-            throw CliException.usage("--schema must be lower-case letters, digits and underscores, but was '" + schema + "'");
+            throw CliException.usage(
+                    "--schema must be lower-case letters, digits and underscores, but was '" + schema + "'");
         }
         if (jdbcUrl != null) {
             jdbcUrl = Db.requireUrl(jdbcUrl, "--jdbc-url");
@@ -100,9 +134,12 @@ final class ChaosCommand implements Callable<Integer> {
 
     /** The command line that replays this run's schedule. */
     String replay(ChaosPlan plan) {
-        StringBuilder sb = new StringBuilder("baton chaos --seed ").append(plan.seed())
-                .append(" --duration ").append(duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms")
-                .append(" --nodes ").append(nodes);
+        StringBuilder sb = new StringBuilder("baton chaos --seed ")
+                .append(plan.seed())
+                .append(" --duration ")
+                .append(duration.toMillis() % 1000 == 0 ? duration.toSeconds() + "s" : duration.toMillis() + "ms")
+                .append(" --nodes ")
+                .append(nodes);
         if (faults != null && !faults.isEmpty()) {
             sb.append(" --faults ").append(faults.stream().map(Enum::name).collect(Collectors.joining(",")));
         }

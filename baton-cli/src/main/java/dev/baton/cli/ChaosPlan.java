@@ -127,7 +127,8 @@ record ChaosPlan(long seed, Duration duration, int nodes, List<Fault> faults) {
             } else {
                 busyUntil[node] = at + length;
             }
-            faults.add(new Fault(Duration.ofMillis(at), kind, node, Duration.ofMillis(length), Duration.ofMillis(latency)));
+            faults.add(new Fault(
+                    Duration.ofMillis(at), kind, node, Duration.ofMillis(length), Duration.ofMillis(latency)));
         }
         return new ChaosPlan(seed, duration, nodes, List.copyOf(faults));
     }

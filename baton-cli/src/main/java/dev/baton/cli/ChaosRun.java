@@ -43,6 +43,7 @@ import java.util.concurrent.TimeUnit;
 final class ChaosRun {
     /** The nodes' lease TTL; the plan sizes its pauses from it. */
     static final Duration LEASE_TTL = Duration.ofSeconds(2);
+
     private static final Duration RENEW = Duration.ofMillis(400);
     private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
     private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(60);
@@ -138,14 +139,26 @@ final class ChaosRun {
     }
 
     private List<String> nodeArgs(NodeFleet.Node n) {
-        return List.of("--node-id", n.id, "--schema", opt.schema, "--workload", "verify",
-                "--ttl", LEASE_TTL.toMillis() + "ms", "--renew", RENEW.toMillis() + "ms", "--exit-on-stdin-eof");
+        return List.of(
+                "--node-id",
+                n.id,
+                "--schema",
+                opt.schema,
+                "--workload",
+                "verify",
+                "--ttl",
+                LEASE_TTL.toMillis() + "ms",
+                "--renew",
+                RENEW.toMillis() + "ms",
+                "--exit-on-stdin-eof");
     }
 
     private void prepareSchema() throws SQLException {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement()) {
             boolean exists;
-            try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_namespace WHERE nspname = '" + opt.schema + "'")) {
+            try (ResultSet rs =
+                    s.executeQuery("SELECT count(*) FROM pg_namespace WHERE nspname = '" + opt.schema + "'")) {
                 rs.next();
                 exists = rs.getLong(1) > 0;
             }
@@ -153,7 +166,8 @@ final class ChaosRun {
                 s.execute("DROP SCHEMA \"" + opt.schema + "\" CASCADE");
                 say("dropped schema '" + opt.schema + "' (--reset)");
             } else if (exists) {
-                try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_tables WHERE schemaname = '" + opt.schema + "'")) {
+                try (ResultSet rs =
+                        s.executeQuery("SELECT count(*) FROM pg_tables WHERE schemaname = '" + opt.schema + "'")) {
                     rs.next();
                     if (rs.getLong(1) > 0) {
                         throw CliException.usage("schema '" + opt.schema + "' already has tables; a chaos run starts "
@@ -169,8 +183,10 @@ final class ChaosRun {
     private void awaitReady(NodeFleet.Node n) throws InterruptedException {
         CountDownLatch latch = ready.computeIfAbsent(n.id, k -> new CountDownLatch(1));
         if (!latch.await(STARTUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-            throw new CliException(Main.EXIT_USAGE, n.id + " did not become ready within "
-                    + Durations.human(STARTUP_TIMEOUT) + "; see " + fleet.log(n));
+            throw new CliException(
+                    Main.EXIT_USAGE,
+                    n.id + " did not become ready within " + Durations.human(STARTUP_TIMEOUT) + "; see "
+                            + fleet.log(n));
         }
     }
 
@@ -258,13 +274,16 @@ final class ChaosRun {
     }
 
     private void later(Fault f, Action heal) {
-        scheduler.schedule(() -> {
-            try {
-                heal.run();
-            } catch (Exception e) {
-                faultErrors.add("healing " + f.describe().trim() + ": " + Db.rootMessage(e));
-            }
-        }, f.length().toMillis(), TimeUnit.MILLISECONDS);
+        scheduler.schedule(
+                () -> {
+                    try {
+                        heal.run();
+                    } catch (Exception e) {
+                        faultErrors.add("healing " + f.describe().trim() + ": " + Db.rootMessage(e));
+                    }
+                },
+                f.length().toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     /** Starts the node again unless it already runs (two overlapping faults' healings). */
@@ -282,11 +301,12 @@ final class ChaosRun {
      * found; false when no client session is open at all.
      */
     private boolean terminateBackend(NodeFleet.Node n) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT pg_terminate_backend(pid) FROM ("
-                     + " SELECT pid FROM pg_stat_activity"
-                     + " WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
-                     + " ORDER BY (application_name LIKE '%" + n.id + "%') DESC, random() LIMIT 1) x")) {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT pg_terminate_backend(pid) FROM ("
+                        + " SELECT pid FROM pg_stat_activity"
+                        + " WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+                        + " ORDER BY (application_name LIKE '%" + n.id + "%') DESC, random() LIMIT 1) x")) {
             return rs.next();
         }
     }
@@ -325,16 +345,18 @@ final class ChaosRun {
 
     private Progress progress() {
         String q = "\"" + opt.schema + "\".";
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT"
-                     + " (SELECT count(*) FROM " + q + "verify_ledger),"
-                     + " (SELECT count(*) FROM " + q + "verify_enqueued),"
-                     + " (SELECT count(*) FROM " + q + "verify_effect),"
-                     + " (SELECT count(*) FROM " + q + "verify_tick),"
-                     + " (SELECT owner_id FROM " + q + "lease WHERE name = 'verify-leader'),"
-                     + " (SELECT generation FROM " + q + "lease WHERE name = 'verify-leader')")) {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT"
+                        + " (SELECT count(*) FROM " + q + "verify_ledger),"
+                        + " (SELECT count(*) FROM " + q + "verify_enqueued),"
+                        + " (SELECT count(*) FROM " + q + "verify_effect),"
+                        + " (SELECT count(*) FROM " + q + "verify_tick),"
+                        + " (SELECT owner_id FROM " + q + "lease WHERE name = 'verify-leader'),"
+                        + " (SELECT generation FROM " + q + "lease WHERE name = 'verify-leader')")) {
             rs.next();
-            return new Progress(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getString(5), rs.getLong(6));
+            return new Progress(
+                    rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getString(5), rs.getLong(6));
         } catch (SQLException e) {
             return null; // e.g. while the database restarts
         }
@@ -351,9 +373,19 @@ final class ChaosRun {
         synchronized (injected) {
             faults = injected.values().stream().mapToInt(Integer::intValue).sum();
         }
-        say(String.format(Locale.ROOT, "t+%-5s leader %-7s g%-4d ledger %-6d jobs %d/%d done (%d/s)  ticks %-4d faults %d/%d",
-                secs(System.nanoTime() - start), p.leader() == null ? "-" : p.leader(), p.generation(), p.ledgerRows(),
-                p.effects(), p.enqueued(), effectsPerSec, p.ticks(), faults, plan.faults().size()));
+        say(String.format(
+                Locale.ROOT,
+                "t+%-5s leader %-7s g%-4d ledger %-6d jobs %d/%d done (%d/s)  ticks %-4d faults %d/%d",
+                secs(System.nanoTime() - start),
+                p.leader() == null ? "-" : p.leader(),
+                p.generation(),
+                p.ledgerRows(),
+                p.effects(),
+                p.enqueued(),
+                effectsPerSec,
+                p.ticks(),
+                faults,
+                plan.faults().size()));
         return p;
     }
 
@@ -361,7 +393,10 @@ final class ChaosRun {
         long deadline = System.nanoTime() + PROGRESS_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
             Progress p = progress();
-            if (healed != null && p != null && p.ledgerRows() > healed.ledgerRows() && p.effects() > healed.effects()
+            if (healed != null
+                    && p != null
+                    && p.ledgerRows() > healed.ledgerRows()
+                    && p.effects() > healed.effects()
                     && p.ticks() > healed.ticks()) {
                 return p;
             }
@@ -433,16 +468,24 @@ final class ChaosRun {
         synchronized (injected) {
             skippedFaults = skipped;
         }
-        out.println(" faults injected  " + counts(injectedCopy()) + (skippedFaults == 0 ? "" : "; " + skippedFaults
-                + " skipped (target down, or no session to end)") + (faultErrors.isEmpty() ? ""
-                : "; " + faultErrors.size() + " could not be injected"));
+        out.println(" faults injected  " + counts(injectedCopy())
+                + (skippedFaults == 0 ? "" : "; " + skippedFaults + " skipped (target down, or no session to end)")
+                + (faultErrors.isEmpty() ? "" : "; " + faultErrors.size() + " could not be injected"));
         faultErrors.forEach(e -> out.println("                  ! " + e));
         if (end != null) {
-            out.println(String.format(Locale.ROOT, " workload         %d ledger rows, %d jobs enqueued, %d effects, %d ticks, "
-                    + "last generation %d", end.ledgerRows(), end.enqueued(), end.effects(), end.ticks(), end.generation()));
+            out.println(String.format(
+                    Locale.ROOT,
+                    " workload         %d ledger rows, %d jobs enqueued, %d effects, %d ticks, " + "last generation %d",
+                    end.ledgerRows(),
+                    end.enqueued(),
+                    end.effects(),
+                    end.ticks(),
+                    end.generation()));
         }
-        out.println(" progress         " + (progressed ? "yes: ledger, jobs and ticks advanced after healing"
-                : "NO progress within " + Durations.human(PROGRESS_TIMEOUT) + " after healing"));
+        out.println(" progress         "
+                + (progressed
+                        ? "yes: ledger, jobs and ticks advanced after healing"
+                        : "NO progress within " + Durations.human(PROGRESS_TIMEOUT) + " after healing"));
         out.println(" checker          exit " + verifyCode);
         verifyOut.toString().lines().forEach(l -> out.println("   " + l));
         verifyErr.toString().lines().forEach(l -> out.println("   " + l));
@@ -463,7 +506,8 @@ final class ChaosRun {
 
     private static String counts(Map<Kind, Integer> counts) {
         StringBuilder sb = new StringBuilder("(");
-        counts.forEach((k, v) -> sb.append(sb.length() > 1 ? ", " : "").append(v).append(' ').append(k.label));
+        counts.forEach((k, v) ->
+                sb.append(sb.length() > 1 ? ", " : "").append(v).append(' ').append(k.label));
         return sb.append(')').toString();
     }
 

@@ -24,11 +24,12 @@ final class Db {
     /** Rejects what is not a PostgreSQL JDBC URL, as a usage error. */
     static String requireUrl(String url, String option) {
         if (url == null || url.isBlank()) {
-            throw CliException.usage(option + " is required (for example jdbc:postgresql://localhost:5432/app?user=app)");
+            throw CliException.usage(
+                    option + " is required (for example jdbc:postgresql://localhost:5432/app?user=app)");
         }
         if (!url.startsWith(PREFIX)) {
-            throw CliException.usage(option + " must be a PostgreSQL JDBC URL starting with " + PREFIX
-                    + ", but was '" + redact(url) + "'");
+            throw CliException.usage(option + " must be a PostgreSQL JDBC URL starting with " + PREFIX + ", but was '"
+                    + redact(url) + "'");
         }
         return url.trim();
     }
@@ -93,14 +94,19 @@ final class Db {
     /** True if {@code t} (or a cause) says the database could not be reached or refused the login. */
     static boolean isConnectionProblem(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof HikariPool.PoolInitializationException || c instanceof ConnectException
-                    || c instanceof UnknownHostException || c instanceof NoRouteToHostException
+            if (c instanceof HikariPool.PoolInitializationException
+                    || c instanceof ConnectException
+                    || c instanceof UnknownHostException
+                    || c instanceof NoRouteToHostException
                     || c instanceof SocketTimeoutException) {
                 return true;
             }
             if (c instanceof SQLException s && s.getSQLState() != null) {
                 String state = s.getSQLState();
-                if (state.startsWith("08") || state.startsWith("28") || state.equals("3D000") || state.equals("53300")
+                if (state.startsWith("08")
+                        || state.startsWith("28")
+                        || state.equals("3D000")
+                        || state.equals("53300")
                         || state.equals("57P03")) {
                     return true;
                 }
@@ -116,13 +122,19 @@ final class Db {
     static String rootMessage(Throwable t) {
         String msg = null;
         for (Throwable c = t; c != null && msg == null; c = c.getCause() == c ? null : c.getCause()) {
-            if (c instanceof SQLException && c.getMessage() != null && !c.getMessage().isBlank()) {
+            if (c instanceof SQLException
+                    && c.getMessage() != null
+                    && !c.getMessage().isBlank()) {
                 msg = c.getMessage();
                 Throwable why = c.getCause();
-                if (why != null && !(why instanceof SQLException) && why.getMessage() != null
+                if (why != null
+                        && !(why instanceof SQLException)
+                        && why.getMessage() != null
                         && !msg.contains(why.getMessage())) {
-                    msg += " (" + (why instanceof UnknownHostException ? "unknown host" : why.getClass().getSimpleName())
-                            + ": " + why.getMessage() + ")";
+                    msg += " ("
+                            + (why instanceof UnknownHostException
+                                    ? "unknown host"
+                                    : why.getClass().getSimpleName()) + ": " + why.getMessage() + ")";
                 }
             }
         }

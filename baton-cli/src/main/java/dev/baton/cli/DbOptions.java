@@ -5,11 +5,17 @@ import picocli.CommandLine.Option;
 
 /** {@code --jdbc-url} and {@code --schema}, shared by the commands that work on an existing database. */
 final class DbOptions {
-    @Option(names = "--jdbc-url", paramLabel = "URL", required = true,
+    @Option(
+            names = "--jdbc-url",
+            paramLabel = "URL",
+            required = true,
             description = "PostgreSQL JDBC URL, e.g. jdbc:postgresql://localhost:5432/app?user=app&password=secret")
     String jdbcUrl;
 
-    @Option(names = "--schema", paramLabel = "SCHEMA", defaultValue = Baton.DEFAULT_SCHEMA,
+    @Option(
+            names = "--schema",
+            paramLabel = "SCHEMA",
+            defaultValue = Baton.DEFAULT_SCHEMA,
             description = "Baton's schema (default: ${DEFAULT-VALUE})")
     String schema;
 
@@ -19,8 +25,9 @@ final class DbOptions {
 
     String schema() {
         if (schema == null || !schema.matches("[a-z_][a-z0-9_]{0,62}")) {
-            throw CliException.usage("--schema must be lower-case letters, digits and underscores (at most 63), but was '"
-                    + schema + "'");
+            throw CliException.usage(
+                    "--schema must be lower-case letters, digits and underscores (at most 63), but was '" + schema
+                            + "'");
         }
         return schema;
     }

@@ -9,7 +9,9 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(
+        name = "demo",
+        mixinStandardHelpOptions = true,
         header = "Multi-process demo with injected faults, checked by the verification workload's invariants.",
         description = {
             "Runs N Baton nodes as separate processes against one PostgreSQL (an embedded one unless --jdbc-url is "
@@ -21,12 +23,14 @@ import picocli.CommandLine.Spec;
                     + "(SIGTERM), showing live progress. Then it stops the nodes, checks invariants I1-I4 (as "
                     + "`baton verify` does) and the lease history, prints a summary and writes a JSON report.",
             "",
-            "Needs a POSIX system (kill -STOP / -CONT)."},
+            "Needs a POSIX system (kill -STOP / -CONT)."
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:every invariant held, the history check passed and every fault step was observed",
             "1:an invariant was violated, the history check failed, or a fault step was not observed in time",
-            "2:usage error or database unreachable"})
+            "2:usage error or database unreachable"
+        })
 final class DemoCommand implements Callable<Integer> {
     static final String DEFAULT_SCHEMA = "baton_demo";
     static final String LEASE = VerifyWorkload.LEASE;
@@ -35,23 +39,39 @@ final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--nodes", paramLabel = "N", defaultValue = "3", description = "Node processes, 2 to 9 (default: ${DEFAULT-VALUE})")
+    @Option(
+            names = "--nodes",
+            paramLabel = "N",
+            defaultValue = "3",
+            description = "Node processes, 2 to 9 (default: ${DEFAULT-VALUE})")
     int nodes;
 
-    @Option(names = "--duration", paramLabel = "D", defaultValue = "60s", converter = Durations.Converter.class,
+    @Option(
+            names = "--duration",
+            paramLabel = "D",
+            defaultValue = "60s",
+            converter = Durations.Converter.class,
             description = "How long the nodes run after the first election, 10s to 1h; the faults are spread over it "
                     + "(default: ${DEFAULT-VALUE}; also 1m, PT45S)")
     Duration duration;
 
-    @Option(names = "--jdbc-url", paramLabel = "URL",
+    @Option(
+            names = "--jdbc-url",
+            paramLabel = "URL",
             description = "Use this PostgreSQL instead of starting an embedded one")
     String jdbcUrl;
 
-    @Option(names = "--schema", paramLabel = "SCHEMA", defaultValue = DEFAULT_SCHEMA,
+    @Option(
+            names = "--schema",
+            paramLabel = "SCHEMA",
+            defaultValue = DEFAULT_SCHEMA,
             description = "Schema for Baton's tables and the ledger (default: ${DEFAULT-VALUE})")
     String schema;
 
-    @Option(names = "--report", paramLabel = "FILE", defaultValue = "baton-demo-report.json",
+    @Option(
+            names = "--report",
+            paramLabel = "FILE",
+            defaultValue = "baton-demo-report.json",
             description = "Where to write the JSON report (default: ${DEFAULT-VALUE})")
     Path report;
 
@@ -76,7 +96,8 @@ final class DemoCommand implements Callable<Integer> {
             throw CliException.usage("--duration must be 10s to 1h, but was " + Durations.human(duration));
         }
         if (schema == null || !schema.matches("[a-z_][a-z0-9_]{0,62}")) {
-            throw CliException.usage("--schema must be lower-case letters, digits and underscores, but was '" + schema + "'");
+            throw CliException.usage(
+                    "--schema must be lower-case letters, digits and underscores, but was '" + schema + "'");
         }
         if (jdbcUrl != null) {
             jdbcUrl = Db.requireUrl(jdbcUrl, "--jdbc-url");

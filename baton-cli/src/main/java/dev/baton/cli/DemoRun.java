@@ -64,8 +64,8 @@ final class DemoRun {
     private String url;
     private Path logs;
     private long generationBefore; // the lease's generation before this run (0: never acquired)
-    private long seqBefore;        // the ledger's highest seq before this run
-    private long runStartNanos;    // first election
+    private long seqBefore; // the ledger's highest seq before this run
+    private long runStartNanos; // first election
 
     // Measurements.
     private final Map<String, Object> pause = new LinkedHashMap<>();
@@ -125,8 +125,9 @@ final class DemoRun {
             url = opt.jdbcUrl;
         }
         ds = Db.pool(url, "baton-demo", 3);
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SHOW server_version")) {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SHOW server_version")) {
             rs.next();
             say("PostgreSQL " + rs.getString(1) + " at " + Db.redact(url));
         }
@@ -137,20 +138,28 @@ final class DemoRun {
         effectsBefore = before[0];
         ticksBefore = before[1];
         enqueuedBefore = before[2];
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT coalesce(max(seq), 0) FROM " + q + "." + DemoCommand.LEDGER)) {
                 rs.next();
                 seqBefore = rs.getLong(1);
             }
         }
-        leases = Baton.builder(ds).schema(opt.schema).migrateOnStart(false).build().leases(); // read-only, never started
-        generationBefore = leases.inspect(DemoCommand.LEASE).map(LeaseInfo::generation).orElse(0L);
-        say("schema '" + opt.schema + "' " + (m.changed() ? "migrated to version " + m.to() : "already at version " + m.to())
+        leases = Baton.builder(ds)
+                .schema(opt.schema)
+                .migrateOnStart(false)
+                .build()
+                .leases(); // read-only, never started
+        generationBefore =
+                leases.inspect(DemoCommand.LEASE).map(LeaseInfo::generation).orElse(0L);
+        say("schema '" + opt.schema + "' "
+                + (m.changed() ? "migrated to version " + m.to() : "already at version " + m.to())
                 + "; ledger table " + opt.schema + "." + DemoCommand.LEDGER + " ready"
                 + (seqBefore > 0 ? " (earlier runs' rows are left out of this report)" : ""));
         logs = opt.logDir != null ? Files.createDirectories(opt.logDir) : Files.createTempDirectory("baton-demo-");
-        say("starting " + opt.nodes + " node processes: lease '" + DemoCommand.LEASE + "', TTL " + Durations.human(opt.ttl)
-                + ", renewal every " + Durations.human(opt.renew) + "; the leader appends a fenced row every 20 ms and enqueues 50 jobs/s");
+        say("starting " + opt.nodes + " node processes: lease '" + DemoCommand.LEASE + "', TTL "
+                + Durations.human(opt.ttl) + ", renewal every " + Durations.human(opt.renew)
+                + "; the leader appends a fenced row every 20 ms and enqueues 50 jobs/s");
         say("node logs: " + logs);
         fleet = new NodeFleet(logs, this::nodeArgs, new NodeFleet.Listener() {
             @Override
@@ -167,7 +176,8 @@ final class DemoRun {
             try {
                 fleet.add("node-" + i, url);
             } catch (IOException e) {
-                throw new CliException(Main.EXIT_USAGE, "could not start node process node-" + i + ": " + e.getMessage(), e);
+                throw new CliException(
+                        Main.EXIT_USAGE, "could not start node process node-" + i + ": " + e.getMessage(), e);
             }
         }
         long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
@@ -180,8 +190,18 @@ final class DemoRun {
     }
 
     private List<String> nodeArgs(NodeFleet.Node n) {
-        return List.of("--schema", opt.schema, "--node-id", n.id, "--workload", "verify",
-                "--ttl", opt.ttl.toMillis() + "ms", "--renew", opt.renew.toMillis() + "ms", "--stale-write-probe",
+        return List.of(
+                "--schema",
+                opt.schema,
+                "--node-id",
+                n.id,
+                "--workload",
+                "verify",
+                "--ttl",
+                opt.ttl.toMillis() + "ms",
+                "--renew",
+                opt.renew.toMillis() + "ms",
+                "--stale-write-probe",
                 "--exit-on-stdin-eof");
     }
 
@@ -198,12 +218,16 @@ final class DemoRun {
         try {
             List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
             tail = lines.subList(Math.max(0, lines.size() - 5), lines.size()).stream()
-                    .map(l -> "\n    " + l).collect(Collectors.joining());
+                    .map(l -> "\n    " + l)
+                    .collect(Collectors.joining());
         } catch (IOException | RuntimeException ex) {
             // no log to show
         }
-        return id + (e == null ? " did not start within " + Durations.human(STARTUP_TIMEOUT)
-                : " exited while starting (" + exitMeaning(Integer.parseInt(e.detail)) + ")") + "; see " + log + tail;
+        return id
+                + (e == null
+                        ? " did not start within " + Durations.human(STARTUP_TIMEOUT)
+                        : " exited while starting (" + exitMeaning(Integer.parseInt(e.detail)) + ")")
+                + "; see " + log + tail;
     }
 
     private void timeline() {
@@ -234,14 +258,16 @@ final class DemoRun {
                 + ") for longer than its " + Durations.human(opt.ttl) + " lease");
         long stopAt = System.nanoTime();
         act("SIGSTOP " + l.owner, () -> fleet.pause(p));
-        Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover while "
-                + l.owner + " is paused");
+        Leader next = awaitLeader(
+                l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover while " + l.owner + " is paused");
         long takeoverMs = millis(next.seenNanos - stopAt);
         say("           takeover: " + next.owner + " leads with generation " + next.generation + ", " + ms(takeoverMs)
                 + " after the pause (the paused leader's lease had to expire first)");
         // Keep it paused past the TTL and until the new leader has committed some rows.
-        awaitTrue(() -> System.nanoTime() - stopAt > opt.ttl.plusMillis(300).toNanos()
-                && rowsOf(next.generation) >= 5, STEP_TIMEOUT, "rows from generation " + next.generation);
+        awaitTrue(
+                () -> System.nanoTime() - stopAt > opt.ttl.plusMillis(300).toNanos() && rowsOf(next.generation) >= 5,
+                STEP_TIMEOUT,
+                "rows from generation " + next.generation);
         long pausedMs = millis(System.nanoTime() - stopAt);
         say("           SIGCONT " + l.owner + " after " + ms(pausedMs) + ": it wakes up still running generation "
                 + l.generation + "'s task, unaware that generation " + next.generation + " exists");
@@ -262,16 +288,21 @@ final class DemoRun {
         Event rejected = findEvent(ofStaleTerm.and(e -> e.type.equals("WRITE_REJECTED")));
         List<String> parts = new ArrayList<>();
         if (rejected != null) {
-            parts.add(rejected.detail.equals("database")
-                    ? "its task's next fenced write (generation " + l.generation + ") was rejected by the database"
-                    : "its task's next write was refused locally (term already cancelled)");
+            parts.add(
+                    rejected.detail.equals("database")
+                            ? "its task's next fenced write (generation " + l.generation
+                                    + ") was rejected by the database"
+                            : "its task's next write was refused locally (term already cancelled)");
         }
         parts.add("it stepped down (" + revoked.detail + ") " + ms(Math.max(0, millis(revoked.nanos - contAt)))
                 + " after SIGCONT");
-        String probeOutcome = !probed ? "not attempted (the term ended " + revoked.detail + ")"
-                : probe == null ? "not reported"
-                : probe.type.equals("STALE_WRITE_REJECTED") ? "rejected by the database"
-                : probe.type.equals("STALE_WRITE_COMMITTED") ? "COMMITTED" : "failed: " + probe.detail;
+        String probeOutcome = !probed
+                ? "not attempted (the term ended " + revoked.detail + ")"
+                : probe == null
+                        ? "not reported"
+                        : probe.type.equals("STALE_WRITE_REJECTED")
+                                ? "rejected by the database"
+                                : probe.type.equals("STALE_WRITE_COMMITTED") ? "COMMITTED" : "failed: " + probe.detail;
         parts.add("a deliberate write with its old generation-" + l.generation + " grant was " + probeOutcome);
         if (probe == null || !probe.type.equals("STALE_WRITE_REJECTED")) {
             failures.add("the deliberate stale write of " + l.owner + " under generation " + l.generation
@@ -306,7 +337,8 @@ final class DemoRun {
         Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover after SIGKILL");
         long takeoverMs = millis(next.seenNanos - killAt);
         say("           takeover: " + next.owner + " leads with generation " + next.generation + ", " + ms(takeoverMs)
-                + " after SIGKILL (bounded by the " + Durations.human(opt.ttl) + " TTL: a dead leader's lease must expire)");
+                + " after SIGKILL (bounded by the " + Durations.human(opt.ttl)
+                + " TTL: a dead leader's lease must expire)");
         kill.put("node", l.owner);
         kill.put("generation", l.generation);
         kill.put("newLeader", next.owner);
@@ -329,9 +361,10 @@ final class DemoRun {
         long seq = maxSeq();
         long at = System.nanoTime();
         int n;
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER "
-                + "(WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name IN (?, ?) "
-                + "AND pid <> pg_backend_pid()")) {
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER "
+                        + "(WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name IN (?, ?) "
+                        + "AND pid <> pg_backend_pid()")) {
             ps.setString(1, l.owner + "-app");
             ps.setString(2, l.owner + "-coordination");
             try (ResultSet rs = ps.executeQuery()) {
@@ -339,10 +372,12 @@ final class DemoRun {
                 n = rs.getInt(1);
             }
         } catch (SQLException e) {
-            throw new StepFailed("pg_terminate_backend failed (the demo's role may lack the right): " + Db.rootMessage(e));
+            throw new StepFailed(
+                    "pg_terminate_backend failed (the demo's role may lack the right): " + Db.rootMessage(e));
         }
         if (n == 0) {
-            say("           no backend of " + l.owner + " found: behind a transaction-pooling proxy a node's connections "
+            say("           no backend of " + l.owner
+                    + " found: behind a transaction-pooling proxy a node's connections "
                     + "are shared, so this fault cannot target one node");
             backends.put("node", l.owner);
             backends.put("backendsTerminated", 0);
@@ -356,7 +391,8 @@ final class DemoRun {
                 ? l.owner + " kept generation " + l.generation + " (its pools reconnected before the lease ran out)"
                 : now.owner + " leads with generation " + now.generation + " (" + l.owner + " lost generation "
                         + l.generation + ")";
-        say("           " + n + " backend(s) terminated; fenced writes resumed " + ms(recoveredMs) + " later: " + outcome);
+        say("           " + n + " backend(s) terminated; fenced writes resumed " + ms(recoveredMs) + " later: "
+                + outcome);
         backends.put("node", l.owner);
         backends.put("generation", l.generation);
         backends.put("backendsTerminated", n);
@@ -366,8 +402,10 @@ final class DemoRun {
     }
 
     private long maxSeq() {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT coalesce(max(seq), 0) FROM \"" + opt.schema + "\"." + DemoCommand.LEDGER)) {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(
+                        "SELECT coalesce(max(seq), 0) FROM \"" + opt.schema + "\"." + DemoCommand.LEDGER)) {
             rs.next();
             return rs.getLong(1);
         } catch (SQLException e) {
@@ -387,8 +425,11 @@ final class DemoRun {
         act("SIGTERM " + l.owner, () -> fleet.terminate(p));
         Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a hand-off after SIGTERM");
         long handOffMs = millis(next.seenNanos - termAt);
-        String endReason = leases.history(DemoCommand.LEASE, 50).stream().filter(h -> h.generation() == l.generation)
-                .findFirst().flatMap(LeaseHistoryEntry::endReason).orElse("?");
+        String endReason = leases.history(DemoCommand.LEASE, 50).stream()
+                .filter(h -> h.generation() == l.generation)
+                .findFirst()
+                .flatMap(LeaseHistoryEntry::endReason)
+                .orElse("?");
         say("           hand-off: " + next.owner + " leads with generation " + next.generation + ", " + ms(handOffMs)
                 + " after SIGTERM (generation " + l.generation + " ended: " + endReason + ")");
         graceful.put("node", l.owner);
@@ -419,11 +460,13 @@ final class DemoRun {
         List<LeaseHistoryEntry> history = new ArrayList<>(leases.history(DemoCommand.LEASE, 10_000));
         history.removeIf(h -> h.generation() <= generationBefore);
         history.sort(Comparator.comparingLong(LeaseHistoryEntry::generation));
-        List<Grant> grants = history.stream().map(h -> new Grant(h.name(), h.generation(), h.owner())).toList();
+        List<Grant> grants = history.stream()
+                .map(h -> new Grant(h.name(), h.generation(), h.owner()))
+                .toList();
         List<Write> writes = new ArrayList<>();
         try (Connection c = ds.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT seq, lease_name, generation, node_id FROM \"" + opt.schema
-                     + "\"." + DemoCommand.LEDGER + " WHERE seq > ? ORDER BY seq")) {
+                PreparedStatement ps = c.prepareStatement("SELECT seq, lease_name, generation, node_id FROM \""
+                        + opt.schema + "\"." + DemoCommand.LEDGER + " WHERE seq > ? ORDER BY seq")) {
             ps.setLong(1, seqBefore);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -486,9 +529,12 @@ final class DemoRun {
         checker.put("ok", check.ok());
         checker.put("grantsChecked", check.grantsChecked());
         checker.put("writesChecked", check.writesChecked());
-        checker.put("rules", List.of("R1 at most one owner per generation",
-                "R3 committed writes never go back in generation (ledger order)",
-                "R4 every write carries a generation granted to its writer"));
+        checker.put(
+                "rules",
+                List.of(
+                        "R1 at most one owner per generation",
+                        "R3 committed writes never go back in generation (ledger order)",
+                        "R4 every write carries a generation granted to its writer"));
         checker.put("violations", check.violations());
         json.put("checker", checker);
         json.put("failures", List.copyOf(failures));
@@ -504,36 +550,87 @@ final class DemoRun {
         Map<String, Long> n = verification.counts();
         r.append('\n').append(rule).append('\n');
         r.append(" Baton demo: verified report\n").append(rule).append('\n');
-        row(r, "nodes", opt.nodes + " processes for " + Durations.human(Duration.ofMillis(runMs)) + "; lease '"
-                + DemoCommand.LEASE + "' (TTL " + Durations.human(opt.ttl) + "), " + history.size() + " generations");
+        row(
+                r,
+                "nodes",
+                opt.nodes + " processes for " + Durations.human(Duration.ofMillis(runMs)) + "; lease '"
+                        + DemoCommand.LEASE + "' (TTL " + Durations.human(opt.ttl) + "), " + history.size()
+                        + " generations");
         row(r, "faults injected", this.faults + " of 4");
-        row(r, "  SIGSTOP leader", pause.containsKey("takeoverMs") ? "takeover " + ms((Long) pause.get("takeoverMs"))
-                + "; resumed, its stale write was " + pause.get("deliberateStaleWrite") : "not completed");
-        row(r, "  SIGKILL + restart", kill.containsKey("takeoverMs") ? "takeover after SIGKILL " + ms((Long) kill.get("takeoverMs"))
-                + " (" + kill.get("node") + " g" + kill.get("generation") + " -> " + kill.get("newLeader") + " g"
-                + kill.get("newGeneration") + ")" : "not completed");
-        row(r, "  backends terminated", Integer.valueOf(0).equals(backends.get("backendsTerminated"))
-                ? "none found for " + backends.get("node") + " (connections shared behind a pooler)"
-                : backends.containsKey("writesResumedMs") ? backends.get("backendsTerminated")
-                + " of " + backends.get("node") + "; fenced writes resumed after " + ms((Long) backends.get("writesResumedMs"))
-                + (backends.get("generationAfter").equals(backends.get("generation")) ? " (kept its lease)"
-                : " (" + backends.get("leaderAfter") + " took over, g" + backends.get("generationAfter") + ")") : "not completed");
-        row(r, "  SIGTERM leader", graceful.containsKey("handOffMs") ? "hand-off after release " + ms((Long) graceful.get("handOffMs"))
-                + " (lease " + graceful.get("endReason") + ")" : "not completed");
-        row(r, "fenced ledger", String.format(Locale.ROOT, "%,d rows; %d stale write(s) rejected by the database fence",
-                writes.size(), rejectedByDb));
-        row(r, "jobs", String.format(Locale.ROOT, "%,d enqueued, %,d completed with one effect row, %,d still pending",
-                n.get("enqueued"), n.get("effects"), n.get("pending")));
-        row(r, "scheduled ticks", String.format(Locale.ROOT, "%,d rows for %,d due instants", n.get("ticks"),
-                n.get("tickDueInstants")));
+        row(
+                r,
+                "  SIGSTOP leader",
+                pause.containsKey("takeoverMs")
+                        ? "takeover " + ms((Long) pause.get("takeoverMs")) + "; resumed, its stale write was "
+                                + pause.get("deliberateStaleWrite")
+                        : "not completed");
+        row(
+                r,
+                "  SIGKILL + restart",
+                kill.containsKey("takeoverMs")
+                        ? "takeover after SIGKILL " + ms((Long) kill.get("takeoverMs"))
+                                + " (" + kill.get("node") + " g" + kill.get("generation") + " -> "
+                                + kill.get("newLeader") + " g"
+                                + kill.get("newGeneration") + ")"
+                        : "not completed");
+        row(
+                r,
+                "  backends terminated",
+                Integer.valueOf(0).equals(backends.get("backendsTerminated"))
+                        ? "none found for " + backends.get("node") + " (connections shared behind a pooler)"
+                        : backends.containsKey("writesResumedMs")
+                                ? backends.get("backendsTerminated")
+                                        + " of " + backends.get("node") + "; fenced writes resumed after "
+                                        + ms((Long) backends.get("writesResumedMs"))
+                                        + (backends.get("generationAfter").equals(backends.get("generation"))
+                                                ? " (kept its lease)"
+                                                : " (" + backends.get("leaderAfter") + " took over, g"
+                                                        + backends.get("generationAfter") + ")")
+                                : "not completed");
+        row(
+                r,
+                "  SIGTERM leader",
+                graceful.containsKey("handOffMs")
+                        ? "hand-off after release " + ms((Long) graceful.get("handOffMs")) + " (lease "
+                                + graceful.get("endReason") + ")"
+                        : "not completed");
+        row(
+                r,
+                "fenced ledger",
+                String.format(
+                        Locale.ROOT,
+                        "%,d rows; %d stale write(s) rejected by the database fence",
+                        writes.size(),
+                        rejectedByDb));
+        row(
+                r,
+                "jobs",
+                String.format(
+                        Locale.ROOT,
+                        "%,d enqueued, %,d completed with one effect row, %,d still pending",
+                        n.get("enqueued"),
+                        n.get("effects"),
+                        n.get("pending")));
+        row(
+                r,
+                "scheduled ticks",
+                String.format(Locale.ROOT, "%,d rows for %,d due instants", n.get("ticks"), n.get("tickDueInstants")));
         for (Verifier.Invariant i : verification.invariants()) {
             row(r, i.id() + " " + (i.ok() ? "PASS" : "FAIL"), i.description());
             i.examples().forEach(e -> r.append("    VIOLATION ").append(e).append('\n'));
         }
-        row(r, "I4 info", String.format(Locale.ROOT, "%,d job(s) repeated their external effect after a retry "
-                + "(at least once; not a violation)", verification.externalDuplicateJobs()));
-        row(r, "history check", (check.ok() ? "PASS" : "FAIL") + ": FencedMutexChecker over " + check.grantsChecked()
-                + " grants and " + String.format(Locale.ROOT, "%,d", check.writesChecked()) + " ledger writes");
+        row(
+                r,
+                "I4 info",
+                String.format(
+                        Locale.ROOT,
+                        "%,d job(s) repeated their external effect after a retry " + "(at least once; not a violation)",
+                        verification.externalDuplicateJobs()));
+        row(
+                r,
+                "history check",
+                (check.ok() ? "PASS" : "FAIL") + ": FencedMutexChecker over " + check.grantsChecked() + " grants and "
+                        + String.format(Locale.ROOT, "%,d", check.writesChecked()) + " ledger writes");
         for (String v : check.violations()) {
             r.append("    VIOLATION ").append(v).append('\n');
         }
@@ -560,7 +657,8 @@ final class DemoRun {
 
     private Optional<Leader> currentLeader() {
         long now = System.nanoTime();
-        return leases.inspect(DemoCommand.LEASE).filter(LeaseInfo::held)
+        return leases.inspect(DemoCommand.LEASE)
+                .filter(LeaseInfo::held)
                 .map(i -> new Leader(i.owner().orElseThrow(), i.generation(), now, i.remaining()));
     }
 
@@ -584,8 +682,8 @@ final class DemoRun {
             if (l.isPresent() && l.get().generation > above) {
                 Leader x = l.get();
                 long seen = firstSeen.computeIfAbsent(x.generation, g -> x.seenNanos);
-                Event elected = findEvent(e -> e.node.equals(x.owner) && e.type.equals("ELECTED")
-                        && e.generation == x.generation);
+                Event elected = findEvent(
+                        e -> e.node.equals(x.owner) && e.type.equals("ELECTED") && e.generation == x.generation);
                 NodeFleet.Node n = elected == null ? null : fleet.node(x.owner); // a node of this demo
                 if (n != null && !n.paused && n.pid() == elected.pid) {
                     return new Leader(x.owner, x.generation, seen, x.left);
@@ -620,9 +718,11 @@ final class DemoRun {
     /** Counts of the workload's tables: {effects, ticks, enqueued}. */
     private long[] workloadCounts() throws SQLException {
         String q = "\"" + opt.schema + "\".";
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT (SELECT count(*) FROM " + q + "verify_effect), (SELECT count(*) FROM "
-                     + q + "verify_tick), (SELECT count(*) FROM " + q + "verify_enqueued)")) {
+        try (Connection c = ds.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs =
+                        s.executeQuery("SELECT (SELECT count(*) FROM " + q + "verify_effect), (SELECT count(*) FROM "
+                                + q + "verify_tick), (SELECT count(*) FROM " + q + "verify_enqueued)")) {
             rs.next();
             return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
         }
@@ -633,50 +733,61 @@ final class DemoRun {
      * otherwise a plain line every few seconds.
      */
     private void startProgress() {
-        progress = new Thread(() -> {
-            java.util.ArrayDeque<long[]> window = new java.util.ArrayDeque<>(); // {nanos, effects}
-            long nextPlain = System.nanoTime() + PLAIN_EVERY.toNanos();
-            while (!progressStop) {
-                try {
-                    long now = System.nanoTime();
-                    long[] c = workloadCounts();
-                    long done = c[0] - effectsBefore;
-                    window.addLast(new long[] {now, done});
-                    while (window.size() > 2 && now - window.peekFirst()[0] > TimeUnit.SECONDS.toNanos(3)) {
-                        window.removeFirst();
-                    }
-                    long[] oldest = window.peekFirst();
-                    double rate = now - oldest[0] > 0 ? (done - oldest[1]) * 1e9 / (now - oldest[0]) : 0;
-                    Optional<Leader> l = currentLeader();
-                    long total = opt.duration.toNanos();
-                    long elapsed = Math.min(total, Math.max(0, now - runStartNanos));
-                    int width = 24;
-                    int filled = (int) (width * elapsed / total);
-                    String line = String.format(Locale.ROOT, "[%s%s] %3ds/%ds | leader %s | %,.0f jobs/s, %,d done, %,d pending "
-                                    + "| %,d ticks | faults %d/4",
-                            "#".repeat(filled), ".".repeat(width - filled), TimeUnit.NANOSECONDS.toSeconds(elapsed),
-                            opt.duration.toSeconds(), l.map(x -> x.owner + " g" + x.generation).orElse("none"), rate, done,
-                            Math.max(0, (c[2] - enqueuedBefore) - done), c[1] - ticksBefore, faults);
-                    if (tty) {
-                        synchronized (out) {
-                            statusLine = line;
-                            out.print("\r\033[2K" + line);
-                            out.flush();
+        progress = new Thread(
+                () -> {
+                    java.util.ArrayDeque<long[]> window = new java.util.ArrayDeque<>(); // {nanos, effects}
+                    long nextPlain = System.nanoTime() + PLAIN_EVERY.toNanos();
+                    while (!progressStop) {
+                        try {
+                            long now = System.nanoTime();
+                            long[] c = workloadCounts();
+                            long done = c[0] - effectsBefore;
+                            window.addLast(new long[] {now, done});
+                            while (window.size() > 2 && now - window.peekFirst()[0] > TimeUnit.SECONDS.toNanos(3)) {
+                                window.removeFirst();
+                            }
+                            long[] oldest = window.peekFirst();
+                            double rate = now - oldest[0] > 0 ? (done - oldest[1]) * 1e9 / (now - oldest[0]) : 0;
+                            Optional<Leader> l = currentLeader();
+                            long total = opt.duration.toNanos();
+                            long elapsed = Math.min(total, Math.max(0, now - runStartNanos));
+                            int width = 24;
+                            int filled = (int) (width * elapsed / total);
+                            String line = String.format(
+                                    Locale.ROOT,
+                                    "[%s%s] %3ds/%ds | leader %s | %,.0f jobs/s, %,d done, %,d pending "
+                                            + "| %,d ticks | faults %d/4",
+                                    "#".repeat(filled),
+                                    ".".repeat(width - filled),
+                                    TimeUnit.NANOSECONDS.toSeconds(elapsed),
+                                    opt.duration.toSeconds(),
+                                    l.map(x -> x.owner + " g" + x.generation).orElse("none"),
+                                    rate,
+                                    done,
+                                    Math.max(0, (c[2] - enqueuedBefore) - done),
+                                    c[1] - ticksBefore,
+                                    faults);
+                            if (tty) {
+                                synchronized (out) {
+                                    statusLine = line;
+                                    out.print("\r\033[2K" + line);
+                                    out.flush();
+                                }
+                            } else if (now - nextPlain >= 0) {
+                                say("progress   " + line);
+                                nextPlain = now + PLAIN_EVERY.toNanos();
+                            }
+                        } catch (SQLException | RuntimeException e) {
+                            // transient (the demo itself cuts connections): show the next sample
                         }
-                    } else if (now - nextPlain >= 0) {
-                        say("progress   " + line);
-                        nextPlain = now + PLAIN_EVERY.toNanos();
+                        try {
+                            Thread.sleep(tty ? 500 : 250); // pacing of the display only
+                        } catch (InterruptedException e) {
+                            return;
+                        }
                     }
-                } catch (SQLException | RuntimeException e) {
-                    // transient (the demo itself cuts connections): show the next sample
-                }
-                try {
-                    Thread.sleep(tty ? 500 : 250); // pacing of the display only
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }, "baton-demo-progress");
+                },
+                "baton-demo-progress");
         progress.setDaemon(true);
         progress.start();
     }
@@ -704,7 +815,8 @@ final class DemoRun {
     private long rowsOf(long generation) {
         String sql = "SELECT count(*) FROM \"" + opt.schema + "\"." + DemoCommand.LEDGER + " WHERE seq > ?"
                 + (generation >= 0 ? " AND generation = ?" : "");
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = ds.getConnection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setLong(1, seqBefore);
             if (generation >= 0) {
                 ps.setLong(2, generation);
@@ -750,17 +862,21 @@ final class DemoRun {
             case "READY" -> "ready (pid " + detail + ")";
             case "ELECTED" -> "ELECTED leader with generation " + gen;
             case "REVOKED" -> "stepped down from generation " + gen + ": " + detail + " (" + revocation(detail) + ")";
-            case "WRITE_REJECTED" -> detail.equals("database")
-                    ? "WRITE REJECTED: the database refused its fenced write with generation " + gen
-                            + " (a newer generation exists); nothing was written"
-                    : "write with generation " + gen + " refused locally: the term was already cancelled";
-            case "WRITE_UNKNOWN" -> "connection failed during COMMIT of a generation " + gen
-                    + " write (outcome unknown; the ledger will tell)";
+            case "WRITE_REJECTED" ->
+                detail.equals("database")
+                        ? "WRITE REJECTED: the database refused its fenced write with generation " + gen
+                                + " (a newer generation exists); nothing was written"
+                        : "write with generation " + gen + " refused locally: the term was already cancelled";
+            case "WRITE_UNKNOWN" ->
+                "connection failed during COMMIT of a generation " + gen
+                        + " write (outcome unknown; the ledger will tell)";
             case "WRITE_ERROR" -> "write with generation " + gen + " failed: " + detail;
-            case "STALE_WRITE_REJECTED" -> "STALE WRITE REJECTED: it deliberately wrote once more with its revoked "
-                    + "generation-" + gen + " grant (as a task ignoring cancellation would); the database fence refused it";
-            case "STALE_WRITE_COMMITTED" -> "a write with its revoked generation-" + gen + " grant was accepted: the "
-                    + "database still had generation " + gen + " as current";
+            case "STALE_WRITE_REJECTED" ->
+                "STALE WRITE REJECTED: it deliberately wrote once more with its revoked " + "generation-" + gen
+                        + " grant (as a task ignoring cancellation would); the database fence refused it";
+            case "STALE_WRITE_COMMITTED" ->
+                "a write with its revoked generation-" + gen + " grant was accepted: the "
+                        + "database still had generation " + gen + " as current";
             case "STALE_WRITE_ERROR" -> "a write with its revoked generation-" + gen + " grant failed: " + detail;
             case "DRAINING" -> "draining: claims no new jobs, running ones finish";
             case "STOPPED" -> "closed cleanly (Baton stopped its leadership and recorded the node as stopped)";
@@ -815,7 +931,8 @@ final class DemoRun {
         Process p = n.process;
         act("waiting for " + n.id, () -> {
             if (!p.waitFor(STEP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new StepFailed(n.id + " (pid " + p.pid() + ") did not exit within " + Durations.human(STEP_TIMEOUT));
+                throw new StepFailed(
+                        n.id + " (pid " + p.pid() + ") did not exit within " + Durations.human(STEP_TIMEOUT));
             }
         });
     }

@@ -30,8 +30,11 @@ final class EmbeddedServer implements AutoCloseable {
             s.port = s.pg.getPort();
             return s;
         } catch (IOException | RuntimeException e) {
-            throw new CliException(Main.EXIT_USAGE, "could not start the embedded PostgreSQL (use --jdbc-url to "
-                    + "run against an existing server): " + Db.rootMessage(e), e);
+            throw new CliException(
+                    Main.EXIT_USAGE,
+                    "could not start the embedded PostgreSQL (use --jdbc-url to " + "run against an existing server): "
+                            + Db.rootMessage(e),
+                    e);
         }
     }
 

@@ -10,24 +10,34 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /** The {@code baton} command. */
-@Command(name = "baton",
+@Command(
+        name = "baton",
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = {
             "Fenced leases on PostgreSQL: at most one database-authorized owner per lease, and writes that a "
                     + "paused or partitioned former owner can no longer commit.",
             "",
-            "Start with: baton demo"},
-        subcommands = {DemoCommand.class, ChaosCommand.class, NodeCommand.class, VerifyCommand.class, StatusCommand.class,
-                MigrateCommand.class, AuditCommand.class,
-                CommandLine.HelpCommand.class},
+            "Start with: baton demo"
+        },
+        subcommands = {
+            DemoCommand.class,
+            ChaosCommand.class,
+            NodeCommand.class,
+            VerifyCommand.class,
+            StatusCommand.class,
+            MigrateCommand.class,
+            AuditCommand.class,
+            CommandLine.HelpCommand.class
+        },
         commandListHeading = "%nCommands:%n",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:success",
             "1:a check failed: an invariant was violated (verify, demo, chaos), a demo fault step was not observed, or"
                     + " the audit found state at or above --fail-on",
-            "2:usage error, database unreachable, or the command could not run"})
+            "2:usage error, database unreachable, or the command could not run"
+        })
 public final class Main implements Callable<Integer> {
     static final int EXIT_OK = 0;
     static final int EXIT_CHECK_FAILED = 1;
@@ -78,8 +88,12 @@ public final class Main implements Callable<Integer> {
             err.println(name + ": failed: " + Db.rootMessage(e));
             code = EXIT_USAGE;
         }
-        if (debug() || (code == EXIT_USAGE && !(e instanceof CliException) && !(e instanceof IllegalArgumentException)
-                && !(e instanceof SchemaVersionException) && !Db.isConnectionProblem(e))) {
+        if (debug()
+                || (code == EXIT_USAGE
+                        && !(e instanceof CliException)
+                        && !(e instanceof IllegalArgumentException)
+                        && !(e instanceof SchemaVersionException)
+                        && !Db.isConnectionProblem(e))) {
             e.printStackTrace(err);
         }
         err.flush();
@@ -97,7 +111,8 @@ public final class Main implements Callable<Integer> {
             String v = Main.class.getPackage().getImplementationVersion();
             return new String[] {
                 "baton " + (v != null ? v : "(development build)") + ", schema version " + Baton.schemaVersion(),
-                "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vm.name") + ")"};
+                "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vm.name") + ")"
+            };
         }
     }
 }

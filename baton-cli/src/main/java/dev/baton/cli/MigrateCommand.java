@@ -10,12 +10,19 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-@Command(name = "migrate", mixinStandardHelpOptions = true,
+@Command(
+        name = "migrate",
+        mixinStandardHelpOptions = true,
         header = "Creates or upgrades Baton's tables in a schema.",
-        description = {"Creates or upgrades Baton's tables in a schema. Safe to run while instances are running and "
-                + "from several places at once: the first applies, the others find nothing to do."},
+        description = {
+            "Creates or upgrades Baton's tables in a schema. Safe to run while instances are running and "
+                    + "from several places at once: the first applies, the others find nothing to do."
+        },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:the schema is at the current version", "2:usage error, database unreachable, or migration failed"})
+        exitCodeList = {
+            "0:the schema is at the current version",
+            "2:usage error, database unreachable, or migration failed"
+        })
 final class MigrateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -11,9 +11,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -110,12 +110,22 @@ final class NodeFleet implements AutoCloseable {
         if (n.alive()) {
             throw new IllegalStateException(n.id + " is still running (pid " + n.pid() + ")");
         }
-        String javaBin = ProcessHandle.current().info().command()
+        String javaBin = ProcessHandle.current()
+                .info()
+                .command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         String classPath = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-                .map(e -> Path.of(e).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", classPath, Main.class.getName(), "node"));
+                .map(e -> Path.of(e).toAbsolutePath().toString())
+                .collect(Collectors.joining(File.pathSeparator));
+        List<String> cmd = new ArrayList<>(List.of(
+                javaBin,
+                "-Xmx128m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                classPath,
+                Main.class.getName(),
+                "node"));
         cmd.addAll(nodeArgs.apply(n));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().put(NodeCommand.URL_ENV, n.url);
@@ -209,7 +219,9 @@ final class NodeFleet implements AutoCloseable {
     }
 
     private static void signal(Node n, String signal) throws IOException {
-        Process k = new ProcessBuilder("kill", "-" + signal, Long.toString(n.pid())).redirectErrorStream(true).start();
+        Process k = new ProcessBuilder("kill", "-" + signal, Long.toString(n.pid()))
+                .redirectErrorStream(true)
+                .start();
         try {
             if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
                 String output = new String(k.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();

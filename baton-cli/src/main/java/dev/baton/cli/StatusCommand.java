@@ -29,13 +29,17 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "status", mixinStandardHelpOptions = true,
+@Command(
+        name = "status",
+        mixinStandardHelpOptions = true,
         header = "Shows nodes, leases, queues, schedules, stuck and failed jobs.",
-        description = {"Shows the state of a Baton schema right now, on the database clock: every node with its status "
-                + "(active, draining, stale: heartbeat overdue and never stopped, stopped) and role; every lease with "
-                + "its current authorized owner, generation (fencing token) and time left; jobs per queue by state; "
-                + "schedules with their next run; stuck jobs (running with an expired attempt lease: their node "
-                + "died or hangs; the maintenance leader will rescue them) and the latest failed jobs. Read-only."},
+        description = {
+            "Shows the state of a Baton schema right now, on the database clock: every node with its status "
+                    + "(active, draining, stale: heartbeat overdue and never stopped, stopped) and role; every lease with "
+                    + "its current authorized owner, generation (fencing token) and time left; jobs per queue by state; "
+                    + "schedules with their next run; stuck jobs (running with an expired attempt lease: their node "
+                    + "died or hangs; the maintenance leader will rescue them) and the latest failed jobs. Read-only."
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:printed", "2:usage error, database unreachable, or the schema is not installed"})
 final class StatusCommand implements Callable<Integer> {
@@ -62,19 +66,22 @@ final class StatusCommand implements Callable<Integer> {
         // An operator's look: counting the finished jobs kept for their retention is fine here (not polled).
         Map<String, FinishedStats> finished = new LinkedHashMap<>();
         baton.jobs().finishedStats().forEach(f -> finished.put(f.queue(), f));
-        List<ScheduleInfo> schedules = baton.schedules().list(null, Page.MAX_LIMIT).items();
+        List<ScheduleInfo> schedules =
+                baton.schedules().list(null, Page.MAX_LIMIT).items();
         Problems problems = problems(ds, schema);
         PrintWriter out = spec.commandLine().getOut();
-        out.print(json ? Json.write(toJson(schema, view, queues, finished, schedules, problems))
-                : table(schema, view) + table(view, queues, finished, schedules, problems));
+        out.print(
+                json
+                        ? Json.write(toJson(schema, view, queues, finished, schedules, problems))
+                        : table(schema, view) + table(view, queues, finished, schedules, problems));
         out.flush();
         return Main.EXIT_OK;
     }
 
     static void requireInstalled(DataSource ds, String schema) {
         try (Connection c = ds.getConnection();
-             PreparedStatement ps = c.prepareStatement(
-                     "SELECT to_regclass(quote_ident(?) || '.lease') IS NOT NULL AND to_regclass(quote_ident(?) || '.node') IS NOT NULL")) {
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT to_regclass(quote_ident(?) || '.lease') IS NOT NULL AND to_regclass(quote_ident(?) || '.node') IS NOT NULL")) {
             ps.setString(1, schema);
             ps.setString(2, schema);
             try (ResultSet rs = ps.executeQuery()) {
@@ -100,11 +107,17 @@ final class StatusCommand implements Callable<Integer> {
         leaseRows.add(new String[] {"LEASE", "OWNER", "GENERATION", "TIME LEFT", "ACQUIRED", "STATE"});
         for (OwnershipView.LeaseOwnership l : view.leases()) {
             LeaseInfo i = l.lease();
-            String state = l.authorizedOwner().isPresent() ? (l.ownerNodeKnown() ? "held" : "held (owner not a registered node)")
+            String state = l.authorizedOwner().isPresent()
+                    ? (l.ownerNodeKnown() ? "held" : "held (owner not a registered node)")
                     : i.owner().isPresent() ? "expired (owner " + i.owner().get() + ")" : "free (released)";
-            leaseRows.add(new String[] {i.name(), l.authorizedOwner().orElse("-"), Long.toString(i.generation()),
-                    l.authorizedOwner().isPresent() ? Durations.human(i.remaining()) : "-",
-                    ago(i.acquiredAt(), view.dbNow()), state});
+            leaseRows.add(new String[] {
+                i.name(),
+                l.authorizedOwner().orElse("-"),
+                Long.toString(i.generation()),
+                l.authorizedOwner().isPresent() ? Durations.human(i.remaining()) : "-",
+                ago(i.acquiredAt(), view.dbNow()),
+                state
+            });
         }
         sb.append("LEASES (").append(view.leases().size()).append(")\n");
         if (view.leases().isEmpty()) {
@@ -117,9 +130,15 @@ final class StatusCommand implements Callable<Integer> {
         nodeRows.add(new String[] {"NODE", "STATUS", "ROLE", "HEARTBEAT", "HOST", "PID", "LEASES"});
         for (OwnershipView.NodeStatus n : view.nodes()) {
             NodeInfo i = n.node();
-            nodeRows.add(new String[] {i.id(), nodeStatus(i), n.role().name(),
-                    ago(i.heartbeatAt(), i.dbNow()), i.host().orElse("-"), i.pid().map(String::valueOf).orElse("-"),
-                    n.ownedLeases().isEmpty() ? "-" : String.join(",", n.ownedLeases())});
+            nodeRows.add(new String[] {
+                i.id(),
+                nodeStatus(i),
+                n.role().name(),
+                ago(i.heartbeatAt(), i.dbNow()),
+                i.host().orElse("-"),
+                i.pid().map(String::valueOf).orElse("-"),
+                n.ownedLeases().isEmpty() ? "-" : String.join(",", n.ownedLeases())
+            });
         }
         sb.append("NODES (").append(view.nodes().size()).append(")\n");
         if (view.nodes().isEmpty()) {
@@ -147,30 +166,41 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     /** Stuck (running, attempt lease expired) and failed jobs: the total and the first few of each. */
-    record Problems(long stuck, List<Map<String, Object>> stuckJobs, long failed, List<Map<String, Object>> failedJobs) {}
+    record Problems(
+            long stuck, List<Map<String, Object>> stuckJobs, long failed, List<Map<String, Object>> failedJobs) {}
 
     static final int LISTED = 10;
 
     private static Problems problems(DataSource ds, String schema) {
         String q = "\"" + schema + "\".job";
         try (Connection c = ds.getConnection()) {
-            List<Map<String, Object>> stuck = rows(c, "SELECT id, queue, kind, attempt, claimed_by, "
-                    + "(extract(epoch FROM clock_timestamp() - lease_expires_at) * 1000)::bigint AS overdue_ms FROM " + q
-                    + " WHERE state = 'running' AND lease_expires_at < clock_timestamp() ORDER BY lease_expires_at LIMIT " + LISTED);
-            long stuckCount = count(c, "SELECT count(*) FROM " + q + " WHERE state = 'running' AND lease_expires_at < clock_timestamp()");
-            List<Map<String, Object>> failed = rows(c, "SELECT id, queue, kind, attempt, finished_at::text AS finished_at, "
-                    + "errors -> -1 ->> 'message' AS last_error FROM " + q + " WHERE state = 'failed' "
-                    + "ORDER BY finished_at DESC NULLS LAST, id DESC LIMIT " + LISTED);
+            List<Map<String, Object>> stuck = rows(
+                    c,
+                    "SELECT id, queue, kind, attempt, claimed_by, "
+                            + "(extract(epoch FROM clock_timestamp() - lease_expires_at) * 1000)::bigint AS overdue_ms FROM "
+                            + q
+                            + " WHERE state = 'running' AND lease_expires_at < clock_timestamp() ORDER BY lease_expires_at LIMIT "
+                            + LISTED);
+            long stuckCount = count(
+                    c,
+                    "SELECT count(*) FROM " + q + " WHERE state = 'running' AND lease_expires_at < clock_timestamp()");
+            List<Map<String, Object>> failed = rows(
+                    c,
+                    "SELECT id, queue, kind, attempt, finished_at::text AS finished_at, "
+                            + "errors -> -1 ->> 'message' AS last_error FROM " + q + " WHERE state = 'failed' "
+                            + "ORDER BY finished_at DESC NULLS LAST, id DESC LIMIT " + LISTED);
             long failedCount = count(c, "SELECT count(*) FROM " + q + " WHERE state = 'failed'");
             return new Problems(stuckCount, stuck, failedCount, failed);
         } catch (SQLException e) {
-            throw new CliException(Main.EXIT_USAGE, "could not read jobs of schema '" + schema + "': " + Db.rootMessage(e), e);
+            throw new CliException(
+                    Main.EXIT_USAGE, "could not read jobs of schema '" + schema + "': " + Db.rootMessage(e), e);
         }
     }
 
     private static List<Map<String, Object>> rows(Connection c, String sql) throws SQLException {
         List<Map<String, Object>> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement(sql);
+                ResultSet rs = ps.executeQuery()) {
             int n = rs.getMetaData().getColumnCount();
             while (rs.next()) {
                 Map<String, Object> m = new LinkedHashMap<>();
@@ -184,14 +214,19 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     private static long count(Connection c, String sql) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = c.prepareStatement(sql);
+                ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getLong(1);
         }
     }
 
-    private static String table(OwnershipView view, List<QueueStats> queues, Map<String, FinishedStats> finished,
-                                List<ScheduleInfo> schedules, Problems p) {
+    private static String table(
+            OwnershipView view,
+            List<QueueStats> queues,
+            Map<String, FinishedStats> finished,
+            List<ScheduleInfo> schedules,
+            Problems p) {
         StringBuilder sb = new StringBuilder("\n");
         java.util.Set<String> names = new java.util.TreeSet<>(finished.keySet());
         Map<String, QueueStats> depth = new LinkedHashMap<>();
@@ -202,14 +237,26 @@ final class StatusCommand implements Callable<Integer> {
             sb.append("  none\n");
         } else {
             List<String[]> rows = new ArrayList<>();
-            rows.add(new String[] {"QUEUE", "AVAILABLE", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "OLDEST WAITING", "PAUSED"});
+            rows.add(new String[] {
+                "QUEUE", "AVAILABLE", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "OLDEST WAITING", "PAUSED"
+            });
             for (String q : names) {
                 QueueStats qs = depth.get(q);
                 FinishedStats f = finished.getOrDefault(q, new FinishedStats(q, 0, 0, 0));
-                rows.add(new String[] {q, n(qs == null ? 0 : qs.available()), n(qs == null ? 0 : qs.running()),
-                        n(f.succeeded()), n(f.failed()), n(f.cancelled()),
-                        qs == null ? "-" : qs.oldestAvailableRunAt().map(t -> ago(t, view.dbNow())).orElse("-"),
-                        qs != null && qs.paused() ? "paused" : "-"});
+                rows.add(new String[] {
+                    q,
+                    n(qs == null ? 0 : qs.available()),
+                    n(qs == null ? 0 : qs.running()),
+                    n(f.succeeded()),
+                    n(f.failed()),
+                    n(f.cancelled()),
+                    qs == null
+                            ? "-"
+                            : qs.oldestAvailableRunAt()
+                                    .map(t -> ago(t, view.dbNow()))
+                                    .orElse("-"),
+                    qs != null && qs.paused() ? "paused" : "-"
+                });
             }
             TextTable.render(sb, rows);
         }
@@ -221,18 +268,35 @@ final class StatusCommand implements Callable<Integer> {
             List<String[]> rows = new ArrayList<>();
             rows.add(new String[] {"SCHEDULE", "SPEC", "JOB", "NEXT RUN", "LAST RUN", "LAST JOB", "STATE"});
             for (ScheduleInfo si : schedules) {
-                rows.add(new String[] {si.name(), spec(si), si.jobKind(),
-                        si.enabled() && !si.paused() ? si.nextRunAt() + " (" + until(si.nextRunAt(), view.dbNow()) + ")" : "-",
-                        si.lastFiredAt().map(t -> ago(t, view.dbNow())).orElse("never"),
-                        si.lastJobState().map(st -> st.name().toLowerCase(java.util.Locale.ROOT)).orElse("-"),
-                        !si.enabled() ? "disabled" : si.paused() ? "paused"
-                                : si.failing() ? "FAILING (" + si.errorCount() + "x since "
-                                        + ago(si.failingSince().orElseThrow(), view.dbNow()) + ")" : "enabled"});
+                rows.add(new String[] {
+                    si.name(),
+                    spec(si),
+                    si.jobKind(),
+                    si.enabled() && !si.paused()
+                            ? si.nextRunAt() + " (" + until(si.nextRunAt(), view.dbNow()) + ")"
+                            : "-",
+                    si.lastFiredAt().map(t -> ago(t, view.dbNow())).orElse("never"),
+                    si.lastJobState()
+                            .map(st -> st.name().toLowerCase(java.util.Locale.ROOT))
+                            .orElse("-"),
+                    !si.enabled()
+                            ? "disabled"
+                            : si.paused()
+                                    ? "paused"
+                                    : si.failing()
+                                            ? "FAILING (" + si.errorCount() + "x since "
+                                                    + ago(si.failingSince().orElseThrow(), view.dbNow()) + ")"
+                                            : "enabled"
+                });
             }
             TextTable.render(sb, rows);
             for (ScheduleInfo si : schedules) {
-                si.lastError().ifPresent(e -> sb.append("  ").append(si.name()).append(" cannot fire: ").append(e)
-                        .append('\n'));
+                si.lastError()
+                        .ifPresent(e -> sb.append("  ")
+                                .append(si.name())
+                                .append(" cannot fire: ")
+                                .append(e)
+                                .append('\n'));
             }
         }
         sb.append('\n');
@@ -243,14 +307,22 @@ final class StatusCommand implements Callable<Integer> {
             List<String[]> rows = new ArrayList<>();
             rows.add(new String[] {"JOB", "QUEUE", "KIND", "ATTEMPT", "CLAIMED BY", "LEASE EXPIRED"});
             for (Map<String, Object> m : p.stuckJobs()) {
-                rows.add(new String[] {String.valueOf(m.get("id")), String.valueOf(m.get("queue")), String.valueOf(m.get("kind")),
-                        String.valueOf(m.get("attempt")), String.valueOf(m.get("claimed_by")),
-                        Durations.human(Duration.ofMillis(((Number) m.get("overdue_ms")).longValue())) + " ago"});
+                rows.add(new String[] {
+                    String.valueOf(m.get("id")),
+                    String.valueOf(m.get("queue")),
+                    String.valueOf(m.get("kind")),
+                    String.valueOf(m.get("attempt")),
+                    String.valueOf(m.get("claimed_by")),
+                    Durations.human(Duration.ofMillis(((Number) m.get("overdue_ms")).longValue())) + " ago"
+                });
             }
             TextTable.render(sb, rows);
         }
         sb.append('\n');
-        sb.append("FAILED JOBS (").append(p.failed()).append(p.failed() > LISTED ? ", latest " + LISTED : "").append(")\n");
+        sb.append("FAILED JOBS (")
+                .append(p.failed())
+                .append(p.failed() > LISTED ? ", latest " + LISTED : "")
+                .append(")\n");
         if (p.failed() == 0) {
             sb.append("  none\n");
         } else {
@@ -258,9 +330,14 @@ final class StatusCommand implements Callable<Integer> {
             rows.add(new String[] {"JOB", "QUEUE", "KIND", "ATTEMPTS", "FINISHED", "LAST ERROR"});
             for (Map<String, Object> m : p.failedJobs()) {
                 String err = m.get("last_error") == null ? "-" : String.valueOf(m.get("last_error"));
-                rows.add(new String[] {String.valueOf(m.get("id")), String.valueOf(m.get("queue")), String.valueOf(m.get("kind")),
-                        String.valueOf(m.get("attempt")), String.valueOf(m.get("finished_at")),
-                        err.length() > 80 ? err.substring(0, 77) + "..." : err});
+                rows.add(new String[] {
+                    String.valueOf(m.get("id")),
+                    String.valueOf(m.get("queue")),
+                    String.valueOf(m.get("kind")),
+                    String.valueOf(m.get("attempt")),
+                    String.valueOf(m.get("finished_at")),
+                    err.length() > 80 ? err.substring(0, 77) + "..." : err
+                });
             }
             TextTable.render(sb, rows);
         }
@@ -287,9 +364,13 @@ final class StatusCommand implements Callable<Integer> {
         return d.isNegative() ? "due " + Durations.human(d.negated()) + " ago" : "in " + Durations.human(d);
     }
 
-    private static Map<String, Object> toJson(String schema, OwnershipView view, List<QueueStats> queues,
-                                              Map<String, FinishedStats> finished, List<ScheduleInfo> schedules,
-                                              Problems p) {
+    private static Map<String, Object> toJson(
+            String schema,
+            OwnershipView view,
+            List<QueueStats> queues,
+            Map<String, FinishedStats> finished,
+            List<ScheduleInfo> schedules,
+            Problems p) {
         Map<String, Object> root = toJson(schema, view);
         List<Object> qs = new ArrayList<>();
         Map<String, QueueStats> depth = new LinkedHashMap<>();
@@ -306,7 +387,11 @@ final class StatusCommand implements Callable<Integer> {
             m.put("succeeded", f.succeeded());
             m.put("failed", f.failed());
             m.put("cancelled", f.cancelled());
-            m.put("oldestAvailableRunAt", q == null ? null : q.oldestAvailableRunAt().map(Instant::toString).orElse(null));
+            m.put(
+                    "oldestAvailableRunAt",
+                    q == null
+                            ? null
+                            : q.oldestAvailableRunAt().map(Instant::toString).orElse(null));
             m.put("paused", q != null && q.paused());
             qs.add(m);
         }
@@ -349,7 +434,9 @@ final class StatusCommand implements Callable<Integer> {
     private static Map<String, Object> toJson(String schema, OwnershipView view) {
         Map<String, Object> root = new LinkedHashMap<>();
         root.put("schema", schema);
-        root.put("dbNow", view.dbNow().equals(Instant.EPOCH) ? null : view.dbNow().toString());
+        root.put(
+                "dbNow",
+                view.dbNow().equals(Instant.EPOCH) ? null : view.dbNow().toString());
         List<Object> leases = new ArrayList<>();
         for (OwnershipView.LeaseOwnership l : view.leases()) {
             LeaseInfo i = l.lease();

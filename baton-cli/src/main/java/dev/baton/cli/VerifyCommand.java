@@ -12,19 +12,26 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "verify", mixinStandardHelpOptions = true,
+@Command(
+        name = "verify",
+        mixinStandardHelpOptions = true,
         header = "Checks what the verification workload recorded (invariants I1-I4).",
-        description = {"Checks the tables of the verification workload (written by `baton node --workload verify` "
-                + "and `baton demo`) in one consistent snapshot; safe while nodes run. Read-only.",
+        description = {
+            "Checks the tables of the verification workload (written by `baton node --workload verify` "
+                    + "and `baton demo`) in one consistent snapshot; safe while nodes run. Read-only.",
             "",
             "I1 ledger: by seq the generation never decreases, and each generation has one node.",
             "I2 jobs: every enqueued job has exactly one effect row, by the attempt that completed it, or is still "
                     + "pending; none lost.",
             "I3 ticks: at most one verify_tick row per due instant.",
-            "I4 (reported, not a violation): external effects repeated by retried attempts."},
+            "I4 (reported, not a violation): external effects repeated by retried attempts."
+        },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:every invariant holds", "1:an invariant was violated (named in the output)",
-            "2:usage error, database unreachable, or no verification tables in the schema"})
+        exitCodeList = {
+            "0:every invariant holds",
+            "1:an invariant was violated (named in the output)",
+            "2:usage error, database unreachable, or no verification tables in the schema"
+        })
 final class VerifyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -50,7 +57,8 @@ final class VerifyCommand implements Callable<Integer> {
                     + "(pass the --schema the nodes used)");
         }
         if (!missing.isEmpty()) {
-            throw CliException.usage("schema '" + schema + "' is not a verification-workload database: missing table(s) "
+            throw CliException.usage("schema '" + schema
+                    + "' is not a verification-workload database: missing table(s) "
                     + String.join(", ", missing) + "; run `baton node --workload verify` or `baton demo` on it first, "
                     + "or pass the right --schema");
         }

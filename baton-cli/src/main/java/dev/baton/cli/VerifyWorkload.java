@@ -7,11 +7,11 @@ import dev.baton.JobContext;
 import dev.baton.JobRequest;
 import dev.baton.LeaderContext;
 import dev.baton.LeaderTask;
-import dev.baton.LeaseGrant;
-import dev.baton.LeaseLostException;
 import dev.baton.Leadership;
 import dev.baton.LeadershipConfig;
 import dev.baton.LeadershipListener;
+import dev.baton.LeaseGrant;
+import dev.baton.LeaseLostException;
 import dev.baton.RevocationReason;
 import dev.baton.Schedule;
 import dev.baton.UnknownOutcomeException;
@@ -48,46 +48,74 @@ final class VerifyWorkload {
     static final String TICK_KIND = "verify.tick";
     static final String QUEUE = "verify";
     static final String APPLICATION = "baton-verify";
-    static final List<String> TABLES = List.of("verify_ledger", "verify_enqueued", "verify_external", "verify_effect",
-            "verify_tick");
+    static final List<String> TABLES =
+            List.of("verify_ledger", "verify_enqueued", "verify_external", "verify_effect", "verify_tick");
     /** Effect jobs get many attempts: a chaos run must not fail a job by exhausting them. */
     static final int EFFECT_MAX_ATTEMPTS = 1000;
+
     private static final int MAX_JOBS_PER_WRITE = 100;
 
     /** Timing of one node; validated by {@link #validate()}. */
-    record Settings(Duration leaseTtl, Duration renewInterval, Duration writeInterval, double jobRate,
-                    Duration jobLease, Duration jobHeartbeat, Duration rescueInterval, Duration tickInterval,
-                    int concurrency, Duration drainTimeout) {
+    record Settings(
+            Duration leaseTtl,
+            Duration renewInterval,
+            Duration writeInterval,
+            double jobRate,
+            Duration jobLease,
+            Duration jobHeartbeat,
+            Duration rescueInterval,
+            Duration tickInterval,
+            int concurrency,
+            Duration drainTimeout) {
         static Settings defaults() {
-            return new Settings(Duration.ofSeconds(2), Duration.ofMillis(400), Duration.ofMillis(20), 50,
-                    Duration.ofSeconds(4), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(1), 4,
+            return new Settings(
+                    Duration.ofSeconds(2),
+                    Duration.ofMillis(400),
+                    Duration.ofMillis(20),
+                    50,
+                    Duration.ofSeconds(4),
+                    Duration.ofMillis(500),
+                    Duration.ofSeconds(1),
+                    Duration.ofSeconds(1),
+                    4,
                     Duration.ofSeconds(5));
         }
 
         LeadershipConfig leadership() {
-            return LeadershipConfig.builder().leaseTtl(leaseTtl).renewInterval(renewInterval)
-                    .stopTimeout(Duration.ofSeconds(5)).build();
+            return LeadershipConfig.builder()
+                    .leaseTtl(leaseTtl)
+                    .renewInterval(renewInterval)
+                    .stopTimeout(Duration.ofSeconds(5))
+                    .build();
         }
 
         WorkerConfig worker() {
-            return WorkerConfig.builder().queue(QUEUE, concurrency).jobLease(jobLease).heartbeatInterval(jobHeartbeat)
-                    .pollInterval(Duration.ofMillis(500)).rescueInterval(rescueInterval).maxStalls(100)
-                    .drainTimeout(drainTimeout).build();
+            return WorkerConfig.builder()
+                    .queue(QUEUE, concurrency)
+                    .jobLease(jobLease)
+                    .heartbeatInterval(jobHeartbeat)
+                    .pollInterval(Duration.ofMillis(500))
+                    .rescueInterval(rescueInterval)
+                    .maxStalls(100)
+                    .drainTimeout(drainTimeout)
+                    .build();
         }
 
         /** Throws IllegalArgumentException naming what is wrong. */
         void validate() {
             leadership();
             worker();
-            if (writeInterval.compareTo(Duration.ofMillis(1)) < 0 || writeInterval.compareTo(Duration.ofSeconds(10)) > 0) {
-                throw new IllegalArgumentException("--write-interval must be 1ms to 10s, but was " + Durations.human(writeInterval));
+            if (writeInterval.compareTo(Duration.ofMillis(1)) < 0
+                    || writeInterval.compareTo(Duration.ofSeconds(10)) > 0) {
+                throw new IllegalArgumentException(
+                        "--write-interval must be 1ms to 10s, but was " + Durations.human(writeInterval));
             }
             if (!(jobRate >= 0 && jobRate <= 1000)) {
                 throw new IllegalArgumentException("--job-rate must be 0 to 1000 jobs per second, but was " + jobRate);
             }
             if (tickInterval.compareTo(Schedule.MIN_INTERVAL) < 0) {
-                throw new IllegalArgumentException("--tick-interval must be at least " + Durations.human(Schedule.MIN_INTERVAL)
-                        + ", but was " + Durations.human(tickInterval));
+                throw new IllegalArgumentException("--tick-interval must be at least "
+                        + Durations.human(Schedule.MIN_INTERVAL) + ", but was " + Durations.human(tickInterval));
             }
         }
     }
@@ -158,18 +186,21 @@ final class VerifyWorkload {
                 .maintenance(settings.leadership())
                 .handle(EFFECT_KIND, Object.class, (ignored, ctx) -> effect(ctx))
                 .handle(TICK_KIND, Object.class, (ignored, ctx) -> tick(ctx))
-                .schedule(Schedule.every(TICK_SCHEDULE, settings.tickInterval()).job(TICK_KIND, null).queue(QUEUE));
+                .schedule(Schedule.every(TICK_SCHEDULE, settings.tickInterval())
+                        .job(TICK_KIND, null)
+                        .queue(QUEUE));
     }
 
     /** Starts campaigning for {@value #LEASE}; the listener gets elections and revocations. */
     Leadership lead(Baton baton, LeadershipListener listener) {
-        return baton.leadership(LEASE, settings.leadership(), leaderTask(baton), listener).start();
+        return baton.leadership(LEASE, settings.leadership(), leaderTask(baton), listener)
+                .start();
     }
 
     private void effect(JobContext ctx) throws SQLException {
         try (Connection c = app.getConnection();
-             PreparedStatement ps = c.prepareStatement("INSERT INTO " + q + "verify_external (job_id, attempt, node_id) "
-                     + "VALUES (?, ?, ?)")) {
+                PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO " + q + "verify_external (job_id, attempt, node_id) " + "VALUES (?, ?, ?)")) {
             ps.setLong(1, ctx.jobId());
             ps.setInt(2, ctx.attempt());
             ps.setString(3, nodeId);
@@ -177,8 +208,8 @@ final class VerifyWorkload {
         }
         externals.incrementAndGet();
         ctx.transaction(tx -> {
-            try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + q + "verify_effect (job_id, attempt, node_id) "
-                    + "VALUES (?, ?, ?)")) {
+            try (PreparedStatement ps = tx.prepareStatement(
+                    "INSERT INTO " + q + "verify_effect (job_id, attempt, node_id) " + "VALUES (?, ?, ?)")) {
                 ps.setLong(1, ctx.jobId());
                 ps.setInt(2, ctx.attempt());
                 ps.setString(3, nodeId);
@@ -192,9 +223,10 @@ final class VerifyWorkload {
         // The due instant is in the job's idempotency key, schedule:<name>:<ISO instant>.
         String prefix = "schedule:" + TICK_SCHEDULE + ":";
         ctx.transaction(tx -> {
-            try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + q + "verify_tick (due_at, job_id, node_id) "
-                    + "SELECT CASE WHEN idempotency_key LIKE ? THEN substr(idempotency_key, ?)::timestamptz ELSE run_at END, "
-                    + "id, ? FROM " + q + "job WHERE id = ?")) {
+            try (PreparedStatement ps =
+                    tx.prepareStatement("INSERT INTO " + q + "verify_tick (due_at, job_id, node_id) "
+                            + "SELECT CASE WHEN idempotency_key LIKE ? THEN substr(idempotency_key, ?)::timestamptz ELSE run_at END, "
+                            + "id, ? FROM " + q + "job WHERE id = ?")) {
                 ps.setString(1, prefix.replace("_", "\\_") + "%");
                 ps.setInt(2, prefix.length() + 1);
                 ps.setString(3, nodeId);
@@ -227,8 +259,12 @@ final class VerifyWorkload {
                         }
                         try (PreparedStatement ps = tx.prepareStatement(record)) {
                             for (int i = 0; i < jobs; i++) {
-                                EnqueueResult r = baton.jobs().enqueue(tx, JobRequest.of(EFFECT_KIND, null).queue(QUEUE)
-                                        .maxAttempts(EFFECT_MAX_ATTEMPTS));
+                                EnqueueResult r = baton.jobs()
+                                        .enqueue(
+                                                tx,
+                                                JobRequest.of(EFFECT_KIND, null)
+                                                        .queue(QUEUE)
+                                                        .maxAttempts(EFFECT_MAX_ATTEMPTS));
                                 ps.setLong(1, r.id());
                                 ps.addBatch();
                             }

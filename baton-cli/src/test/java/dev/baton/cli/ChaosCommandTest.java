@@ -39,12 +39,26 @@ class ChaosCommandTest {
     @Test
     void E03_aShortSeededRunPassesTheCheckerAndReportsItsFaults() throws Exception {
         Path report = dir.resolve("chaos.json");
-        CliRun r = CliRun.of("chaos", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--seed", "3",
-                "--duration", "25s", "--nodes", "2", "--faults", "pause,kill,terminate_backend,black_hole",
-                "--report", report.toString(), "--log-dir", dir.resolve("logs").toString());
+        CliRun r = CliRun.of(
+                "chaos",
+                "--jdbc-url",
+                PG.jdbcUrl(),
+                "--schema",
+                schema,
+                "--seed",
+                "3",
+                "--duration",
+                "25s",
+                "--nodes",
+                "2",
+                "--faults",
+                "pause,kill,terminate_backend,black_hole",
+                "--report",
+                report.toString(),
+                "--log-dir",
+                dir.resolve("logs").toString());
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.out()).contains("Baton chaos run (E03): PASS   seed 3", "verdict: PASS",
-                "progress         yes");
+        assertThat(r.out()).contains("Baton chaos run (E03): PASS   seed 3", "verdict: PASS", "progress         yes");
         String json = Files.readString(report);
         assertThat(json).contains("\"verdict\": \"PASS\"", "\"seed\": 3", "\"faultsInjected\"");
         assertThat(json).containsAnyOf("\"PAUSE\"", "\"KILL\"", "\"TERMINATE_BACKEND\"", "\"BLACK_HOLE\"");
@@ -64,7 +78,8 @@ class ChaosCommandTest {
         assertThat(unknownKind.exitCode()).isEqualTo(2);
         assertThat(unknownKind.err()).contains("meteor");
 
-        CliRun restartElsewhere = CliRun.of("chaos", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--faults", "db_restart");
+        CliRun restartElsewhere =
+                CliRun.of("chaos", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--faults", "db_restart");
         assertThat(restartElsewhere.exitCode()).isEqualTo(2);
         assertThat(restartElsewhere.err()).contains("needs the embedded server");
 

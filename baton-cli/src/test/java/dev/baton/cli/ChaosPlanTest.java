@@ -27,22 +27,25 @@ class ChaosPlanTest {
     void E03_faultsStayInsideTheRun_neverOverlapOnANode_andUseOnlyTheKindsAsked() {
         Duration duration = Duration.ofMinutes(3);
         for (long seed = 1; seed <= 50; seed++) {
-            ChaosPlan plan = ChaosPlan.generate(seed, duration, 3,
-                    EnumSet.of(Kind.PAUSE, Kind.KILL, Kind.BLACK_HOLE, Kind.DB_RESTART), TTL);
+            ChaosPlan plan = ChaosPlan.generate(
+                    seed, duration, 3, EnumSet.of(Kind.PAUSE, Kind.KILL, Kind.BLACK_HOLE, Kind.DB_RESTART), TTL);
             List<Fault> faults = plan.faults();
             for (int i = 0; i < faults.size(); i++) {
                 Fault f = faults.get(i);
                 assertThat(f.kind()).isIn(Kind.PAUSE, Kind.KILL, Kind.BLACK_HOLE, Kind.DB_RESTART);
                 assertThat(f.at()).isGreaterThanOrEqualTo(ChaosPlan.WARM_UP);
                 assertThat(f.end()).isLessThanOrEqualTo(duration.minus(ChaosPlan.QUIET_TAIL));
-                assertThat(f.node()).isBetween(f.kind() == Kind.DB_RESTART ? -1 : 0, f.kind() == Kind.DB_RESTART ? -1 : 2);
+                assertThat(f.node())
+                        .isBetween(f.kind() == Kind.DB_RESTART ? -1 : 0, f.kind() == Kind.DB_RESTART ? -1 : 2);
                 if (f.kind() == Kind.PAUSE) {
                     assertThat(f.length()).as("a pause outlives the lease").isGreaterThan(TTL);
                 }
                 for (int j = 0; j < i; j++) {
                     Fault e = faults.get(j);
                     if (e.node() == f.node()) {
-                        assertThat(e.end()).as("seed %d: %s overlaps %s", seed, e, f).isLessThanOrEqualTo(f.at());
+                        assertThat(e.end())
+                                .as("seed %d: %s overlaps %s", seed, e, f)
+                                .isLessThanOrEqualTo(f.at());
                     }
                 }
             }

@@ -19,7 +19,13 @@ class MainTest {
     void everyCommandRefusesAnUnknownOption() {
         for (String command : new String[] {"demo", "node", "verify", "status", "migrate"}) {
             CliRun r = command.equals("node")
-                    ? CliRun.of(command, "--jdbc-url", "jdbc:postgresql://localhost/x", "--node-id", "n1", "--no-such-option")
+                    ? CliRun.of(
+                            command,
+                            "--jdbc-url",
+                            "jdbc:postgresql://localhost/x",
+                            "--node-id",
+                            "n1",
+                            "--no-such-option")
                     : CliRun.of(command, "--jdbc-url", "jdbc:postgresql://localhost/x", "--no-such-option");
             assertThat(r.exitCode()).as(command + ": " + r).isEqualTo(2);
             assertThat(r.err()).as(command).contains("Unknown option: '--no-such-option'");
@@ -29,8 +35,12 @@ class MainTest {
     @Test
     void unreachableDatabaseExitsWith2ForEveryDatabaseCommand() {
         String url = "jdbc:postgresql://127.0.0.1:1/postgres?user=postgres&connectTimeout=3";
-        for (String[] args : new String[][] {{"verify", "--jdbc-url", url}, {"status", "--jdbc-url", url},
-                {"migrate", "--jdbc-url", url}, {"node", "--jdbc-url", url, "--node-id", "n1"}}) {
+        for (String[] args : new String[][] {
+            {"verify", "--jdbc-url", url},
+            {"status", "--jdbc-url", url},
+            {"migrate", "--jdbc-url", url},
+            {"node", "--jdbc-url", url, "--node-id", "n1"}
+        }) {
             CliRun r = CliRun.of(args);
             assertThat(r.exitCode()).as(String.join(" ", args) + ": " + r).isEqualTo(2);
             assertThat(r.err()).as(args[0]).contains("cannot connect");
@@ -43,16 +53,26 @@ class MainTest {
         assertThat(noId.exitCode()).isEqualTo(2);
         assertThat(noId.err()).contains("Missing required option: '--node-id=ID'");
 
-        CliRun workload = CliRun.of("node", "--jdbc-url", "jdbc:postgresql://localhost/x", "--node-id", "n1", "--workload", "chaos");
+        CliRun workload = CliRun.of(
+                "node", "--jdbc-url", "jdbc:postgresql://localhost/x", "--node-id", "n1", "--workload", "chaos");
         assertThat(workload.exitCode()).isEqualTo(2);
         assertThat(workload.err()).contains("--workload").contains("verify");
 
-        CliRun timing = CliRun.of("node", "--jdbc-url", "jdbc:postgresql://localhost/x", "--node-id", "n1", "--ttl", "1s",
-                "--renew", "900ms");
+        CliRun timing = CliRun.of(
+                "node",
+                "--jdbc-url",
+                "jdbc:postgresql://localhost/x",
+                "--node-id",
+                "n1",
+                "--ttl",
+                "1s",
+                "--renew",
+                "900ms");
         assertThat(timing.exitCode()).isEqualTo(2);
         assertThat(timing.err()).contains("invalid timing");
 
-        CliRun rate = CliRun.of("node", "--jdbc-url", "jdbc:postgresql://localhost/x", "--node-id", "n1", "--job-rate", "-1");
+        CliRun rate =
+                CliRun.of("node", "--jdbc-url", "jdbc:postgresql://localhost/x", "--node-id", "n1", "--job-rate", "-1");
         assertThat(rate.exitCode()).isEqualTo(2);
         assertThat(rate.err()).contains("--job-rate must be 0 to 1000");
     }
@@ -68,7 +88,11 @@ class MainTest {
     void noArgumentsPrintsUsage() {
         CliRun r = CliRun.of();
         assertThat(r.exitCode()).isEqualTo(2);
-        assertThat(r.err()).contains("Usage: baton").contains("demo").contains("migrate").contains("status");
+        assertThat(r.err())
+                .contains("Usage: baton")
+                .contains("demo")
+                .contains("migrate")
+                .contains("status");
     }
 
     @Test

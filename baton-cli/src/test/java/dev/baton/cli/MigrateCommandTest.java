@@ -20,11 +20,13 @@ class MigrateCommandTest {
         try {
             CliRun first = CliRun.of("migrate", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
             assertThat(first.exitCode()).as(first.toString()).isZero();
-            assertThat(first.out()).contains("schema '" + schema + "': migrated from version 0 to " + Baton.schemaVersion())
+            assertThat(first.out())
+                    .contains("schema '" + schema + "': migrated from version 0 to " + Baton.schemaVersion())
                     .contains("applied V1__");
 
-            try (Connection c = PG.connect(); Statement s = c.createStatement();
-                 ResultSet rs = s.executeQuery("SELECT max(version) FROM " + schema + ".schema_version")) {
+            try (Connection c = PG.connect();
+                    Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT max(version) FROM " + schema + ".schema_version")) {
                 rs.next();
                 assertThat(rs.getInt(1)).isEqualTo(Baton.schemaVersion());
             }
@@ -40,10 +42,13 @@ class MigrateCommandTest {
     @Test
     void unreachableDatabaseExitsWith2() {
         // Port 1 on the loopback: nothing listens there, so the connection is refused at once.
-        CliRun r = CliRun.of("migrate", "--jdbc-url",
+        CliRun r = CliRun.of(
+                "migrate",
+                "--jdbc-url",
                 "jdbc:postgresql://127.0.0.1:1/postgres?user=postgres&password=hunter2&connectTimeout=3");
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
-        assertThat(r.err()).contains("cannot connect to jdbc:postgresql://127.0.0.1:1/postgres")
+        assertThat(r.err())
+                .contains("cannot connect to jdbc:postgresql://127.0.0.1:1/postgres")
                 .doesNotContain("hunter2");
         assertThat(r.out()).isEmpty();
     }

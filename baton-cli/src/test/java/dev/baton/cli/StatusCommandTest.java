@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.Baton;
 import dev.baton.LeaseGrant;
-import dev.baton.testkit.BatonPostgres;
 import dev.baton.Schedule;
 import dev.baton.WorkerConfig;
+import dev.baton.testkit.BatonPostgres;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -35,28 +35,46 @@ class StatusCommandTest {
     @Test
     void printsLeasesWithOwnerGenerationAndNodesWithRoles() {
         Baton.migrate(PG.dataSource(), schema);
-        try (Baton owner = Baton.builder(PG.dataSource()).schema(schema).nodeId("node-a").build().start();
-             Baton idle = Baton.builder(PG.dataSource()).schema(schema).nodeId("node-b").build().start()) {
-            LeaseGrant grant = owner.leases().tryAcquire("orders-sweep", "node-a", Duration.ofMinutes(5)).orElseThrow();
-            owner.leases().tryAcquire("released-one", "node-b", Duration.ofMinutes(5))
+        try (Baton owner = Baton.builder(PG.dataSource())
+                        .schema(schema)
+                        .nodeId("node-a")
+                        .build()
+                        .start();
+                Baton idle = Baton.builder(PG.dataSource())
+                        .schema(schema)
+                        .nodeId("node-b")
+                        .build()
+                        .start()) {
+            LeaseGrant grant = owner.leases()
+                    .tryAcquire("orders-sweep", "node-a", Duration.ofMinutes(5))
+                    .orElseThrow();
+            owner.leases()
+                    .tryAcquire("released-one", "node-b", Duration.ofMinutes(5))
                     .ifPresent(g -> idle.leases().release(g));
 
             CliRun r = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
             assertThat(r.exitCode()).as(r.toString()).isZero();
             // The leases held now (the application's and Baton's own maintenance lease); released ones are not.
             assertThat(r.out()).contains("LEASES (2)").contains("NODES (2)").doesNotContain("released-one");
-            assertThat(lineWith(r.out(), "orders-sweep")).contains("node-a").contains(" " + grant.generation() + " ")
-                    .contains("held").containsPattern("\\d+(\\.\\d)? (s|m)");
+            assertThat(lineWith(r.out(), "orders-sweep"))
+                    .contains("node-a")
+                    .contains(" " + grant.generation() + " ")
+                    .contains("held")
+                    .containsPattern("\\d+(\\.\\d)? (s|m)");
             assertThat(nodeLine(r.out(), "node-a")).contains("CURRENT_OWNER").contains("orders-sweep");
             assertThat(nodeLine(r.out(), "node-b")).contains("ACTIVE");
 
             CliRun json = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
             assertThat(json.exitCode()).as(json.toString()).isZero();
-            assertThat(json.out()).contains("\"name\": \"orders-sweep\"").contains("\"authorizedOwner\": \"node-a\"")
-                    .contains("\"generation\": " + grant.generation()).contains("\"role\": \"CURRENT_OWNER\"");
+            assertThat(json.out())
+                    .contains("\"name\": \"orders-sweep\"")
+                    .contains("\"authorizedOwner\": \"node-a\"")
+                    .contains("\"generation\": " + grant.generation())
+                    .contains("\"role\": \"CURRENT_OWNER\"");
         }
         CliRun after = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
-        // node-b stopped cleanly and owns nothing; node-a's directly acquired lease outlives its Baton until it expires.
+        // node-b stopped cleanly and owns nothing; node-a's directly acquired lease outlives its Baton until it
+        // expires.
         assertThat(nodeLine(after.out(), "node-b")).contains("HISTORICAL").contains("stopped");
         assertThat(nodeLine(after.out(), "node-a")).contains("CURRENT_OWNER").contains("stopped");
     }
@@ -66,17 +84,20 @@ class StatusCommandTest {
         Baton.migrate(PG.dataSource(), schema);
         long stuck;
         long failed;
-        try (Connection c = PG.connect(); Statement s = c.createStatement()) {
+        try (Connection c = PG.connect();
+                Statement s = c.createStatement()) {
             // A running attempt whose lease expired a minute ago (its node died), and a failed job with its error.
-            try (ResultSet rs = s.executeQuery("INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, "
-                    + "attempt, max_attempts, attempt_token, lease_expires_at, claimed_by) VALUES ('mail', 'email.send', "
-                    + "'null', 50, 'running', now(), 1, 5, 1, clock_timestamp() - interval '1 minute', 'node-gone') RETURNING id")) {
+            try (ResultSet rs = s.executeQuery(
+                    "INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, "
+                            + "attempt, max_attempts, attempt_token, lease_expires_at, claimed_by) VALUES ('mail', 'email.send', "
+                            + "'null', 50, 'running', now(), 1, 5, 1, clock_timestamp() - interval '1 minute', 'node-gone') RETURNING id")) {
                 rs.next();
                 stuck = rs.getLong(1);
             }
-            try (ResultSet rs = s.executeQuery("INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, "
-                    + "attempt, max_attempts, errors, finished_at) VALUES ('mail', 'email.send', 'null', 50, 'failed', now(), 5, 5, "
-                    + "'[{\"message\": \"smtp refused\"}]', clock_timestamp()) RETURNING id")) {
+            try (ResultSet rs =
+                    s.executeQuery("INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, "
+                            + "attempt, max_attempts, errors, finished_at) VALUES ('mail', 'email.send', 'null', 50, 'failed', now(), 5, 5, "
+                            + "'[{\"message\": \"smtp refused\"}]', clock_timestamp()) RETURNING id")) {
                 rs.next();
                 failed = rs.getLong(1);
             }
@@ -87,27 +108,43 @@ class StatusCommandTest {
         CliRun r = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
         assertThat(r.exitCode()).as(r.toString()).isZero();
         assertThat(lineWith(r.out(), "  mail ")).containsPattern("mail +1 +1 +0 +1 +0");
-        assertThat(r.out()).contains("STUCK JOBS (1: running with an expired attempt lease)").contains("FAILED JOBS (1)");
-        assertThat(lineWith(r.out(), "node-gone")).startsWith("  " + stuck + " ").contains("email.send");
+        assertThat(r.out())
+                .contains("STUCK JOBS (1: running with an expired attempt lease)")
+                .contains("FAILED JOBS (1)");
+        assertThat(lineWith(r.out(), "node-gone"))
+                .startsWith("  " + stuck + " ")
+                .contains("email.send");
         assertThat(lineWith(r.out(), "smtp refused")).startsWith("  " + failed + " ");
         CliRun json = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
         assertThat(json.exitCode()).as(json.toString()).isZero();
-        assertThat(json.out()).contains("\"queue\": \"mail\"").contains("\"claimed_by\": \"node-gone\"")
+        assertThat(json.out())
+                .contains("\"queue\": \"mail\"")
+                .contains("\"claimed_by\": \"node-gone\"")
                 .contains("\"last_error\": \"smtp refused\"");
 
-        try (Baton draining = Baton.builder(PG.dataSource()).schema(schema).nodeId("node-d")
+        try (Baton draining = Baton.builder(PG.dataSource())
+                .schema(schema)
+                .nodeId("node-d")
                 .worker(WorkerConfig.builder().queue("reports", 1).build())
-                .handle("report.hourly", Object.class, (none, ctx) -> { })
-                .schedule(Schedule.every("reports.hourly", Duration.ofHours(1)).job("report.hourly", null).queue("reports"))
-                .build().start()) {
+                .handle("report.hourly", Object.class, (none, ctx) -> {})
+                .schedule(Schedule.every("reports.hourly", Duration.ofHours(1))
+                        .job("report.hourly", null)
+                        .queue("reports"))
+                .build()
+                .start()) {
             draining.drain();
             CliRun during = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
             assertThat(during.exitCode()).as(during.toString()).isZero();
             assertThat(nodeLine(during.out(), "node-d")).contains("draining");
-            assertThat(lineWith(during.out(), "reports.hourly")).contains("every 60m").contains("report.hourly")
-                    .contains("(in ").contains("enabled");
+            assertThat(lineWith(during.out(), "reports.hourly"))
+                    .contains("every 60m")
+                    .contains("report.hourly")
+                    .contains("(in ")
+                    .contains("enabled");
             CliRun duringJson = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
-            assertThat(duringJson.out()).contains("\"status\": \"draining\"").contains("\"name\": \"reports.hourly\"")
+            assertThat(duringJson.out())
+                    .contains("\"status\": \"draining\"")
+                    .contains("\"name\": \"reports.hourly\"")
                     .contains("\"nextRunAt\"");
         }
         CliRun after = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
@@ -125,7 +162,9 @@ class StatusCommandTest {
     void schemaWithoutBatonTablesExitsWith2() {
         CliRun r = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
-        assertThat(r.err()).contains("schema '" + schema + "' has no Baton tables").contains("baton migrate");
+        assertThat(r.err())
+                .contains("schema '" + schema + "' has no Baton tables")
+                .contains("baton migrate");
     }
 
     @Test
@@ -138,12 +177,16 @@ class StatusCommandTest {
     /** The node table's row of {@code id} (the first column, below the NODES heading). */
     private static String nodeLine(String text, String id) {
         String nodes = text.substring(text.indexOf("NODES ("));
-        return nodes.lines().filter(l -> l.startsWith("  " + id + " ")).findFirst()
+        return nodes.lines()
+                .filter(l -> l.startsWith("  " + id + " "))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no node row '" + id + "' in:\n" + text));
     }
 
     private static String lineWith(String text, String needle) {
-        return text.lines().filter(l -> l.contains(needle)).findFirst()
+        return text.lines()
+                .filter(l -> l.contains(needle))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no line with '" + needle + "' in:\n" + text));
     }
 }

@@ -42,13 +42,23 @@ class VerifyCommandTest {
     void passesOnARealRunOfTheWorkload() throws Exception {
         Baton.migrate(PG.dataSource(), schema);
         VerifyWorkload.install(PG.dataSource(), schema);
-        VerifyWorkload.Settings s = new VerifyWorkload.Settings(Duration.ofMillis(800), Duration.ofMillis(150),
-                Duration.ofMillis(20), 100, Duration.ofSeconds(2), Duration.ofMillis(200), Duration.ofMillis(500),
-                Duration.ofMillis(200), 4, Duration.ofSeconds(2));
+        VerifyWorkload.Settings s = new VerifyWorkload.Settings(
+                Duration.ofMillis(800),
+                Duration.ofMillis(150),
+                Duration.ofMillis(20),
+                100,
+                Duration.ofSeconds(2),
+                Duration.ofMillis(200),
+                Duration.ofMillis(500),
+                Duration.ofMillis(200),
+                4,
+                Duration.ofSeconds(2));
         try (HikariDataSource pool = PG.newPool("verify-test", 12)) {
-            VerifyWorkload work = new VerifyWorkload(schema, "node-a", s, pool, line -> { });
-            try (Baton baton = work.configure(Baton.builder(pool).schema(schema).nodeId("node-a")).build().start()) {
-                work.lead(baton, new LeadershipListener() { });
+            VerifyWorkload work = new VerifyWorkload(schema, "node-a", s, pool, line -> {});
+            try (Baton baton = work.configure(Baton.builder(pool).schema(schema).nodeId("node-a"))
+                    .build()
+                    .start()) {
+                work.lead(baton, new LeadershipListener() {});
                 await().atMost(Duration.ofSeconds(60)).until(() -> work.effects.get() >= 30 && work.ticks.get() >= 2);
                 // Checking while the node still works: pending jobs are not violations.
                 CliRun live = CliRun.of("verify", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
@@ -57,13 +67,20 @@ class VerifyCommandTest {
         }
         CliRun r = CliRun.of("verify", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.out()).contains("I1  PASS").contains("I2  PASS").contains("I3  PASS").contains("verdict: PASS");
+        assertThat(r.out())
+                .contains("I1  PASS")
+                .contains("I2  PASS")
+                .contains("I3  PASS")
+                .contains("verdict: PASS");
         assertThat(count("verify_effect")).isGreaterThanOrEqualTo(30);
         assertThat(count("verify_tick")).isGreaterThanOrEqualTo(2);
 
         CliRun json = CliRun.of("verify", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
         assertThat(json.exitCode()).as(json.toString()).isZero();
-        assertThat(json.out()).contains("\"verdict\": \"PASS\"").contains("\"id\": \"I3\"").contains("\"externalDuplicates\"");
+        assertThat(json.out())
+                .contains("\"verdict\": \"PASS\"")
+                .contains("\"id\": \"I3\"")
+                .contains("\"externalDuplicates\"");
     }
 
     @Test
@@ -101,7 +118,8 @@ class VerifyCommandTest {
         installed();
         long id = job("succeeded", 2);
         sql("INSERT INTO %s.verify_enqueued (job_id) VALUES (" + id + ")");
-        sql("INSERT INTO %s.verify_effect (job_id, attempt, node_id) VALUES (" + id + ", 2, 'a'), (" + id + ", 2, 'b')");
+        sql("INSERT INTO %s.verify_effect (job_id, attempt, node_id) VALUES (" + id + ", 2, 'a'), (" + id
+                + ", 2, 'b')");
         assertViolated("I2", "job " + id + " has 2 effect rows");
     }
 
@@ -117,8 +135,9 @@ class VerifyCommandTest {
     @Test
     void i3TwoTicksForOneDueInstantIsAViolation() throws Exception {
         installed();
-        sql("INSERT INTO %s.verify_tick (due_at, job_id, node_id) VALUES "
-                + "('2026-01-01T00:00:01Z', 1, 'a'), ('2026-01-01T00:00:02Z', 2, 'a'), ('2026-01-01T00:00:02Z', 3, 'b')");
+        sql(
+                "INSERT INTO %s.verify_tick (due_at, job_id, node_id) VALUES "
+                        + "('2026-01-01T00:00:01Z', 1, 'a'), ('2026-01-01T00:00:02Z', 2, 'a'), ('2026-01-01T00:00:02Z', 3, 'b')");
         assertViolated("I3", "has 2 tick rows (jobs 2, 3)");
     }
 
@@ -127,11 +146,13 @@ class VerifyCommandTest {
         installed();
         long id = job("succeeded", 2);
         sql("INSERT INTO %s.verify_enqueued (job_id) VALUES (" + id + ")");
-        sql("INSERT INTO %s.verify_external (job_id, attempt, node_id) VALUES (" + id + ", 1, 'a'), (" + id + ", 2, 'b')");
+        sql("INSERT INTO %s.verify_external (job_id, attempt, node_id) VALUES (" + id + ", 1, 'a'), (" + id
+                + ", 2, 'b')");
         sql("INSERT INTO %s.verify_effect (job_id, attempt, node_id) VALUES (" + id + ", 2, 'b')");
         CliRun r = CliRun.of("verify", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        assertThat(r.out()).contains("1 job(s) ran their external effect more than once")
+        assertThat(r.out())
+                .contains("1 job(s) ran their external effect more than once")
                 .contains("job " + id + ": attempts 1, 2 (nodes a, b)");
         CliRun json = CliRun.of("verify", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
         assertThat(json.out()).contains("\"jobs\": 1").contains("\"extraRows\": 1");
@@ -162,7 +183,10 @@ class VerifyCommandTest {
     private void assertViolated(String invariant, String detail) {
         CliRun r = CliRun.of("verify", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
         assertThat(r.exitCode()).as(r.toString()).isEqualTo(1);
-        assertThat(r.out()).contains(invariant + "  FAIL").contains("VIOLATION").contains(detail)
+        assertThat(r.out())
+                .contains(invariant + "  FAIL")
+                .contains("VIOLATION")
+                .contains(detail)
                 .contains("verdict: FAIL (" + invariant + " violated)");
         CliRun json = CliRun.of("verify", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
         assertThat(json.exitCode()).as(json.toString()).isEqualTo(1);
@@ -176,24 +200,29 @@ class VerifyCommandTest {
 
     /** A job row in {@code state} whose last attempt is {@code attempt}, written directly. */
     private long job(String state, int attempt) throws SQLException {
-        try (Connection c = PG.connect(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, "
-                     + "attempt, max_attempts) VALUES ('verify', 'verify.effect', 'null', 50, '" + state + "', now(), "
-                     + attempt + ", 25) RETURNING id")) {
+        try (Connection c = PG.connect();
+                Statement s = c.createStatement();
+                ResultSet rs =
+                        s.executeQuery("INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, "
+                                + "attempt, max_attempts) VALUES ('verify', 'verify.effect', 'null', 50, '" + state
+                                + "', now(), "
+                                + attempt + ", 25) RETURNING id")) {
             rs.next();
             return rs.getLong(1);
         }
     }
 
     private void sql(String template) throws SQLException {
-        try (Connection c = PG.connect(); Statement s = c.createStatement()) {
+        try (Connection c = PG.connect();
+                Statement s = c.createStatement()) {
             s.execute(String.format(template, schema));
         }
     }
 
     private long count(String table) throws SQLException {
-        try (Connection c = PG.connect(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT count(*) FROM " + schema + "." + table)) {
+        try (Connection c = PG.connect();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + schema + "." + table)) {
             rs.next();
             return rs.getLong(1);
         }

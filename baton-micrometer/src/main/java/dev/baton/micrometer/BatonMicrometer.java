@@ -68,9 +68,21 @@ public final class BatonMicrometer implements BatonMetrics {
     public static final String SCHEDULE_FAILURES = "baton.schedules.failures";
     public static final String COORDINATION_FALLBACKS = "baton.coordination.fallbacks";
     /** Every meter name above, for documentation and tests. */
-    public static final List<String> METER_NAMES = List.of(LEADERSHIP_ACQUIRED, LEADERSHIP_REVOKED, LEASE_RENEW,
-            JOBS_ENQUEUED, JOBS_CLAIMED, JOBS_CLAIM_LATENCY, JOBS_COMPLETED, JOBS_EXECUTION, JOBS_RESCUED, QUEUE_DEPTH,
-            QUEUE_LAG, SCHEDULE_FIRE_DELAY, SCHEDULE_FAILURES, COORDINATION_FALLBACKS);
+    public static final List<String> METER_NAMES = List.of(
+            LEADERSHIP_ACQUIRED,
+            LEADERSHIP_REVOKED,
+            LEASE_RENEW,
+            JOBS_ENQUEUED,
+            JOBS_CLAIMED,
+            JOBS_CLAIM_LATENCY,
+            JOBS_COMPLETED,
+            JOBS_EXECUTION,
+            JOBS_RESCUED,
+            QUEUE_DEPTH,
+            QUEUE_LAG,
+            SCHEDULE_FIRE_DELAY,
+            SCHEDULE_FAILURES,
+            COORDINATION_FALLBACKS);
     /** The shortest refresh interval of the queue gauges: each refresh is one grouped query. */
     public static final Duration MIN_QUEUE_REFRESH = Duration.ofSeconds(1);
 
@@ -91,25 +103,35 @@ public final class BatonMicrometer implements BatonMetrics {
 
     @Override
     public void leadershipAcquired(String lease, long generation) {
-        counter(LEADERSHIP_ACQUIRED, "changes of a lease's owner to this node", Tags.of("lease", lease)).increment();
+        counter(LEADERSHIP_ACQUIRED, "changes of a lease's owner to this node", Tags.of("lease", lease))
+                .increment();
     }
 
     @Override
     public void leadershipRevoked(String lease, RevocationReason reason) {
-        counter(LEADERSHIP_REVOKED, "ends of this node's terms as leader (reason=deadline: self-stop)",
-                Tags.of("lease", lease, "reason", lower(reason))).increment();
+        counter(
+                        LEADERSHIP_REVOKED,
+                        "ends of this node's terms as leader (reason=deadline: self-stop)",
+                        Tags.of("lease", lease, "reason", lower(reason)))
+                .increment();
     }
 
     @Override
     public void leaseRenewed(String lease, Duration latency, boolean confirmed) {
-        timer(LEASE_RENEW, "lease renewal calls by leaders on this node",
-                Tags.of("lease", lease, "outcome", confirmed ? "confirmed" : "unconfirmed")).record(latency);
+        timer(
+                        LEASE_RENEW,
+                        "lease renewal calls by leaders on this node",
+                        Tags.of("lease", lease, "outcome", confirmed ? "confirmed" : "unconfirmed"))
+                .record(latency);
     }
 
     @Override
     public void jobsEnqueued(String queue, String kind, int count) {
-        counter(JOBS_ENQUEUED, "jobs inserted by this node (duplicates by idempotency key not counted)",
-                Tags.of("queue", queue, "kind", kind)).increment(count);
+        counter(
+                        JOBS_ENQUEUED,
+                        "jobs inserted by this node (duplicates by idempotency key not counted)",
+                        Tags.of("queue", queue, "kind", kind))
+                .increment(count);
     }
 
     @Override
@@ -122,14 +144,19 @@ public final class BatonMicrometer implements BatonMetrics {
     @Override
     public void jobFinished(String queue, String kind, JobOutcome outcome, Duration ran) {
         Tags tags = Tags.of("queue", queue, "kind", kind, "outcome", lower(outcome));
-        counter(JOBS_COMPLETED, "job attempts ended on this node, by outcome", tags).increment();
-        timer(JOBS_EXECUTION, "handler run time of job attempts on this node", tags).record(ran);
+        counter(JOBS_COMPLETED, "job attempts ended on this node, by outcome", tags)
+                .increment();
+        timer(JOBS_EXECUTION, "handler run time of job attempts on this node", tags)
+                .record(ran);
     }
 
     @Override
     public void jobRescued(String queue, String kind, boolean requeued) {
-        counter(JOBS_RESCUED, "expired job attempts rescued by this node's maintenance",
-                Tags.of("queue", queue, "kind", kind, "result", requeued ? "requeued" : "ended")).increment();
+        counter(
+                        JOBS_RESCUED,
+                        "expired job attempts rescued by this node's maintenance",
+                        Tags.of("queue", queue, "kind", kind, "result", requeued ? "requeued" : "ended"))
+                .increment();
     }
 
     @Override
@@ -140,14 +167,20 @@ public final class BatonMicrometer implements BatonMetrics {
 
     @Override
     public void scheduleFailed(String schedule) {
-        counter(SCHEDULE_FAILURES, "attempts to fire a schedule that failed (it is retried with a backoff)",
-                Tags.of("schedule", schedule)).increment();
+        counter(
+                        SCHEDULE_FAILURES,
+                        "attempts to fire a schedule that failed (it is retried with a backoff)",
+                        Tags.of("schedule", schedule))
+                .increment();
     }
 
     @Override
     public void fallbackUsed(String primitive) {
-        counter(COORDINATION_FALLBACKS, "coordination decisions taken locally because the database was unreachable",
-                Tags.of("primitive", primitive)).increment();
+        counter(
+                        COORDINATION_FALLBACKS,
+                        "coordination decisions taken locally because the database was unreachable",
+                        Tags.of("primitive", primitive))
+                .increment();
     }
 
     /**
@@ -181,11 +214,16 @@ public final class BatonMicrometer implements BatonMetrics {
 
         QueueGauges(Jobs jobs) {
             this.jobs = jobs;
-            this.depth = MultiGauge.builder(QUEUE_DEPTH).tags(common).description("jobs per queue and state")
-                    .baseUnit("jobs").register(registry);
-            this.lag = MultiGauge.builder(QUEUE_LAG).tags(common)
+            this.depth = MultiGauge.builder(QUEUE_DEPTH)
+                    .tags(common)
+                    .description("jobs per queue and state")
+                    .baseUnit("jobs")
+                    .register(registry);
+            this.lag = MultiGauge.builder(QUEUE_LAG)
+                    .tags(common)
                     .description("age of the oldest available job past its due time (0 when none)")
-                    .baseUnit("seconds").register(registry);
+                    .baseUnit("seconds")
+                    .register(registry);
         }
 
         void refresh() {
@@ -198,7 +236,8 @@ public final class BatonMicrometer implements BatonMetrics {
                     depthRows.add(MultiGauge.Row.of(Tags.of("queue", s.queue(), "state", "available"), s.available()));
                     depthRows.add(MultiGauge.Row.of(Tags.of("queue", s.queue(), "state", "running"), s.running()));
                     double seconds = s.oldestAvailableRunAt()
-                            .map(t -> Math.max(0, Duration.between(t, now).toMillis() / 1000.0)).orElse(0.0);
+                            .map(t -> Math.max(0, Duration.between(t, now).toMillis() / 1000.0))
+                            .orElse(0.0);
                     lagRows.add(MultiGauge.Row.of(Tags.of("queue", s.queue()), seconds));
                 }
                 depth.register(depthRows, true);
@@ -210,11 +249,19 @@ public final class BatonMicrometer implements BatonMetrics {
     }
 
     private Counter counter(String name, String description, Tags tags) {
-        return Counter.builder(name).description(description).tags(common).tags(tags).register(registry);
+        return Counter.builder(name)
+                .description(description)
+                .tags(common)
+                .tags(tags)
+                .register(registry);
     }
 
     private Timer timer(String name, String description, Tags tags) {
-        return Timer.builder(name).description(description).tags(common).tags(tags).register(registry);
+        return Timer.builder(name)
+                .description(description)
+                .tags(common)
+                .tags(tags)
+                .register(registry);
     }
 
     private static String lower(Enum<?> e) {

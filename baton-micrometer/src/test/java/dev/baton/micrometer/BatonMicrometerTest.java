@@ -29,6 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BatonMicrometerTest {
     @RegisterExtension
     static final BatonPostgres PG = new BatonPostgres();
+
     static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(20));
 
     record Payload(int n) {}
@@ -60,49 +61,90 @@ class BatonMicrometerTest {
 
     @Test
     void jobsLeasesSchedulesAndQueueDepthAreMetered() {
-        BatonMicrometer metrics = new BatonMicrometer(registry, List.of(io.micrometer.core.instrument.Tag.of("app", "t")));
+        BatonMicrometer metrics =
+                new BatonMicrometer(registry, List.of(io.micrometer.core.instrument.Tag.of("app", "t")));
         CountDownLatch release = new CountDownLatch(1);
-        baton = Baton.builder(pool).schema(schema).nodeId("m1").metrics(metrics)
+        baton = Baton.builder(pool)
+                .schema(schema)
+                .nodeId("m1")
+                .metrics(metrics)
                 .notifications(PG.pooled() ? NotificationMode.POLL : NotificationMode.AUTO)
-                .maintenance(LeadershipConfig.builder().leaseTtl(Duration.ofSeconds(1))
-                        .renewInterval(Duration.ofMillis(200)).pollInterval(Duration.ofMillis(100)).build())
-                .worker(WorkerConfig.builder().queue("default", 2).queue("slow", 1).jobLease(Duration.ofSeconds(2))
-                        .heartbeatInterval(Duration.ofMillis(150)).pollInterval(Duration.ofMillis(50)).build())
-                .handle("ok", Payload.class, (p, ctx) -> { })
-                .handle("bad", Payload.class, (p, ctx) -> {
-                    throw new JobHandler.PermanentFailure("no");
-                }, RetryPolicy.immediate())
+                .maintenance(LeadershipConfig.builder()
+                        .leaseTtl(Duration.ofSeconds(1))
+                        .renewInterval(Duration.ofMillis(200))
+                        .pollInterval(Duration.ofMillis(100))
+                        .build())
+                .worker(WorkerConfig.builder()
+                        .queue("default", 2)
+                        .queue("slow", 1)
+                        .jobLease(Duration.ofSeconds(2))
+                        .heartbeatInterval(Duration.ofMillis(150))
+                        .pollInterval(Duration.ofMillis(50))
+                        .build())
+                .handle("ok", Payload.class, (p, ctx) -> {})
+                .handle(
+                        "bad",
+                        Payload.class,
+                        (p, ctx) -> {
+                            throw new JobHandler.PermanentFailure("no");
+                        },
+                        RetryPolicy.immediate())
                 .handle("blocker", Payload.class, (p, ctx) -> release.await())
-                .sweep("tick", Duration.ofMillis(300), ctx -> { })
-                .build().start();
+                .sweep("tick", Duration.ofMillis(300), ctx -> {})
+                .build()
+                .start();
         baton.jobs().enqueueAll(List.of(JobRequest.of("ok", new Payload(1)), JobRequest.of("ok", new Payload(2))));
         baton.jobs().enqueue(JobRequest.of("bad", new Payload(3)));
         baton.jobs().enqueue(JobRequest.of("blocker", new Payload(4)).queue("slow"));
         baton.jobs().enqueue(JobRequest.of("blocker", new Payload(5)).queue("slow"));
 
         Awaitility.await().atMost(WAIT).untilAsserted(() -> {
-            assertThat(count(BatonMicrometer.JOBS_COMPLETED, "kind", "ok", "outcome", "succeeded")).isEqualTo(2);
-            assertThat(count(BatonMicrometer.JOBS_COMPLETED, "kind", "bad", "outcome", "failed")).isEqualTo(1);
-            assertThat(registry.find(BatonMicrometer.SCHEDULE_FIRE_DELAY).tag("schedule", "sweep:tick").timer())
-                    .isNotNull().satisfies(t -> assertThat(t.count()).isPositive());
-            assertThat(registry.find(BatonMicrometer.LEASE_RENEW).tag("lease", "baton.maintenance")
-                    .tag("outcome", "confirmed").timer()).isNotNull();
+            assertThat(count(BatonMicrometer.JOBS_COMPLETED, "kind", "ok", "outcome", "succeeded"))
+                    .isEqualTo(2);
+            assertThat(count(BatonMicrometer.JOBS_COMPLETED, "kind", "bad", "outcome", "failed"))
+                    .isEqualTo(1);
+            assertThat(registry.find(BatonMicrometer.SCHEDULE_FIRE_DELAY)
+                            .tag("schedule", "sweep:tick")
+                            .timer())
+                    .isNotNull()
+                    .satisfies(t -> assertThat(t.count()).isPositive());
+            assertThat(registry.find(BatonMicrometer.LEASE_RENEW)
+                            .tag("lease", "baton.maintenance")
+                            .tag("outcome", "confirmed")
+                            .timer())
+                    .isNotNull();
         });
-        assertThat(count(BatonMicrometer.JOBS_ENQUEUED, "kind", "ok", "queue", "default")).isEqualTo(2);
-        assertThat(count(BatonMicrometer.JOBS_ENQUEUED, "kind", "blocker", "queue", "slow")).isEqualTo(2);
-        assertThat(count(BatonMicrometer.JOBS_CLAIMED, "kind", "ok", "queue", "default")).isEqualTo(2);
-        assertThat(registry.get(BatonMicrometer.JOBS_CLAIM_LATENCY).tag("kind", "ok").timer().count()).isEqualTo(2);
-        assertThat(registry.get(BatonMicrometer.JOBS_EXECUTION).tag("kind", "ok").timer().count()).isEqualTo(2);
-        assertThat(count(BatonMicrometer.LEADERSHIP_ACQUIRED, "lease", "baton.maintenance")).isEqualTo(1);
-        assertThat(registry.get(BatonMicrometer.JOBS_ENQUEUED).counter().getId().getTag("app")).isEqualTo("t");
+        assertThat(count(BatonMicrometer.JOBS_ENQUEUED, "kind", "ok", "queue", "default"))
+                .isEqualTo(2);
+        assertThat(count(BatonMicrometer.JOBS_ENQUEUED, "kind", "blocker", "queue", "slow"))
+                .isEqualTo(2);
+        assertThat(count(BatonMicrometer.JOBS_CLAIMED, "kind", "ok", "queue", "default"))
+                .isEqualTo(2);
+        assertThat(registry.get(BatonMicrometer.JOBS_CLAIM_LATENCY)
+                        .tag("kind", "ok")
+                        .timer()
+                        .count())
+                .isEqualTo(2);
+        assertThat(registry.get(BatonMicrometer.JOBS_EXECUTION)
+                        .tag("kind", "ok")
+                        .timer()
+                        .count())
+                .isEqualTo(2);
+        assertThat(count(BatonMicrometer.LEADERSHIP_ACQUIRED, "lease", "baton.maintenance"))
+                .isEqualTo(1);
+        assertThat(registry.get(BatonMicrometer.JOBS_ENQUEUED).counter().getId().getTag("app"))
+                .isEqualTo("t");
 
         // Queue depth: one blocker runs (one slot), the other waits.
         depth = metrics.bindQueueDepth(baton.jobs(), Duration.ofSeconds(1));
         Awaitility.await().atMost(WAIT).untilAsserted(() -> {
-            assertThat(gauge(BatonMicrometer.QUEUE_DEPTH, "queue", "slow", "state", "running")).isEqualTo(1);
-            assertThat(gauge(BatonMicrometer.QUEUE_DEPTH, "queue", "slow", "state", "available")).isEqualTo(1);
+            assertThat(gauge(BatonMicrometer.QUEUE_DEPTH, "queue", "slow", "state", "running"))
+                    .isEqualTo(1);
+            assertThat(gauge(BatonMicrometer.QUEUE_DEPTH, "queue", "slow", "state", "available"))
+                    .isEqualTo(1);
         });
-        assertThat(registry.find(BatonMicrometer.QUEUE_LAG).tag("queue", "slow").gauge()).isNotNull();
+        assertThat(registry.find(BatonMicrometer.QUEUE_LAG).tag("queue", "slow").gauge())
+                .isNotNull();
         release.countDown();
         baton.close();
         assertThat(count(BatonMicrometer.LEADERSHIP_REVOKED, "lease", "baton.maintenance", "reason", "stopped"))
@@ -121,7 +163,10 @@ class BatonMicrometerTest {
         BatonMicrometer metrics = new BatonMicrometer(registry);
         metrics.scheduleFailed("broken");
         metrics.scheduleFailed("broken");
-        assertThat(registry.get(BatonMicrometer.SCHEDULE_FAILURES).tag("schedule", "broken").counter().count())
+        assertThat(registry.get(BatonMicrometer.SCHEDULE_FAILURES)
+                        .tag("schedule", "broken")
+                        .counter()
+                        .count())
                 .isEqualTo(2);
     }
 

@@ -94,20 +94,30 @@ final class AnnotatedHandlers {
         BatonJob onType = AnnotatedElementUtils.findMergedAnnotation(type, BatonJob.class);
         if (onType != null) {
             if (!JobHandler.class.isAssignableFrom(type)) {
-                throw new InvalidBatonPropertyException("@BatonJob on class " + type.getName(), onType.value(),
+                throw new InvalidBatonPropertyException(
+                        "@BatonJob on class " + type.getName(),
+                        onType.value(),
                         "on a class, @BatonJob needs the class to implement dev.baton.JobHandler<T>; or put it on a "
-                                + "method", null);
+                                + "method",
+                        null);
             }
-            Class<?> payload = ResolvableType.forClass(type).as(JobHandler.class).getGeneric(0).resolve(Object.class);
-            jobs.add(new Job(onType.value(), payload,
+            Class<?> payload = ResolvableType.forClass(type)
+                    .as(JobHandler.class)
+                    .getGeneric(0)
+                    .resolve(Object.class);
+            jobs.add(new Job(
+                    onType.value(),
+                    payload,
                     (p, ctx) -> ((JobHandler<Object>) beans.getBean(beanName)).handle(p, ctx),
                     retry(onType, type.getName())));
         }
-        Map<Method, BatonJob> jobMethods = MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<BatonJob>) m -> AnnotatedElementUtils.findMergedAnnotation(m, BatonJob.class));
+        Map<Method, BatonJob> jobMethods =
+                MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<BatonJob>)
+                        m -> AnnotatedElementUtils.findMergedAnnotation(m, BatonJob.class));
         jobMethods.forEach((method, ann) -> jobs.add(jobMethod(beans, beanName, method, ann)));
-        Map<Method, BatonSchedule> scheduleMethods = MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<BatonSchedule>) m -> AnnotatedElementUtils.findMergedAnnotation(m, BatonSchedule.class));
+        Map<Method, BatonSchedule> scheduleMethods =
+                MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<BatonSchedule>)
+                        m -> AnnotatedElementUtils.findMergedAnnotation(m, BatonSchedule.class));
         scheduleMethods.forEach((method, ann) -> schedule(beans, beanName, method, ann));
     }
 
@@ -116,12 +126,16 @@ final class AnnotatedHandlers {
         Class<?>[] params = method.getParameterTypes();
         boolean contextOnly = params.length == 1 && params[0] == JobContext.class;
         if (params.length > 2 || params.length == 2 && params[1] != JobContext.class || params.length == 0) {
-            throw new InvalidBatonPropertyException(where, method.getName(), "a job method takes (Payload), "
-                    + "(Payload, JobContext) or (JobContext)", null);
+            throw new InvalidBatonPropertyException(
+                    where,
+                    method.getName(),
+                    "a job method takes (Payload), " + "(Payload, JobContext) or (JobContext)",
+                    null);
         }
         Class<?> payload = contextOnly ? Object.class : params[0];
         JobHandler<Object> handler = (p, ctx) -> {
-            Object[] args = contextOnly ? new Object[] {ctx} : params.length == 2 ? new Object[] {p, ctx} : new Object[] {p};
+            Object[] args =
+                    contextOnly ? new Object[] {ctx} : params.length == 2 ? new Object[] {p, ctx} : new Object[] {p};
             invoke(beans.getBean(beanName), method, args);
         };
         return new Job(ann.value(), payload, handler, retry(ann, where));
@@ -131,16 +145,19 @@ final class AnnotatedHandlers {
         String where = "@BatonSchedule(name = \"" + ann.name() + "\") on " + method.toGenericString();
         Class<?>[] params = method.getParameterTypes();
         if (params.length > 1 || params.length == 1 && params[0] != JobContext.class) {
-            throw new InvalidBatonPropertyException(where, method.getName(), "a schedule method takes no "
-                    + "arguments or (JobContext)", null);
+            throw new InvalidBatonPropertyException(
+                    where, method.getName(), "a schedule method takes no " + "arguments or (JobContext)", null);
         }
         String cron = beans.resolveEmbeddedValue(ann.cron());
         String every = beans.resolveEmbeddedValue(ann.every());
         boolean hasCron = cron != null && !cron.isBlank();
         boolean hasEvery = every != null && !every.isBlank();
         if (hasCron == hasEvery) {
-            throw new InvalidBatonPropertyException(where, hasCron ? "cron and every" : "neither cron nor every",
-                    "set exactly one of cron (e.g. \"0 3 * * *\") or every (e.g. \"10m\")", null);
+            throw new InvalidBatonPropertyException(
+                    where,
+                    hasCron ? "cron and every" : "neither cron nor every",
+                    "set exactly one of cron (e.g. \"0 3 * * *\") or every (e.g. \"10m\")",
+                    null);
         }
         String kind = SCHEDULE_KIND_PREFIX + ann.name();
         Schedule s;
@@ -151,12 +168,12 @@ final class AnnotatedHandlers {
                 s = Schedule.every(ann.name(), parse(where + " every", every)).misfire(dev.baton.MisfirePolicy.SKIP);
             }
         } catch (IllegalArgumentException | java.time.DateTimeException e) {
-            throw new InvalidBatonPropertyException(where, hasCron ? cron + " (zone " + ann.zone() + ")" : every,
-                    e.getMessage(), e);
+            throw new InvalidBatonPropertyException(
+                    where, hasCron ? cron + " (zone " + ann.zone() + ")" : every, e.getMessage(), e);
         }
         schedules.add(s.job(kind, null).queue(Baton.SWEEP_QUEUE).maxAttempts(3));
-        JobHandler<Object> handler = (ignored, ctx) -> invoke(beans.getBean(beanName), method,
-                params.length == 1 ? new Object[] {ctx} : new Object[0]);
+        JobHandler<Object> handler = (ignored, ctx) ->
+                invoke(beans.getBean(beanName), method, params.length == 1 ? new Object[] {ctx} : new Object[0]);
         scheduleHandlers.add(new Job(kind, Object.class, handler, RetryPolicy.DEFAULT));
     }
 
@@ -169,8 +186,8 @@ final class AnnotatedHandlers {
         try {
             return RetryPolicy.exponential(base, max);
         } catch (IllegalArgumentException e) {
-            throw new InvalidBatonPropertyException(where + " backoff/maxBackoff", ann.backoff() + "/" + ann.maxBackoff(),
-                    e.getMessage(), e);
+            throw new InvalidBatonPropertyException(
+                    where + " backoff/maxBackoff", ann.backoff() + "/" + ann.maxBackoff(), e.getMessage(), e);
         }
     }
 
@@ -178,8 +195,8 @@ final class AnnotatedHandlers {
         try {
             return DurationStyle.detectAndParse(text.trim());
         } catch (IllegalArgumentException e) {
-            throw new InvalidBatonPropertyException(where, text, "not a duration; use e.g. 500ms, 30s, 10m, 1h or "
-                    + "ISO-8601 (PT30S)", e);
+            throw new InvalidBatonPropertyException(
+                    where, text, "not a duration; use e.g. 500ms, 30s, 10m, 1h or " + "ISO-8601 (PT30S)", e);
         }
     }
 

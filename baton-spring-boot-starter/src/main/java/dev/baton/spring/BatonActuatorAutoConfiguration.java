@@ -12,7 +12,8 @@ import org.springframework.context.annotation.Bean;
 
 /** Baton's health indicator ({@code baton}) and the {@code baton} actuator endpoint, when Actuator is present. */
 @AutoConfiguration(after = BatonAutoConfiguration.class)
-@ConditionalOnClass(value = HealthIndicator.class,
+@ConditionalOnClass(
+        value = HealthIndicator.class,
         name = "org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator")
 @ConditionalOnBean(Baton.class)
 public class BatonActuatorAutoConfiguration {

@@ -31,15 +31,18 @@ import org.springframework.core.env.Environment;
  * <p>Optional beans by name: {@code batonCoordinationDataSource} (a small pool for renewals and
  * heartbeats) and {@code batonListenDataSource} (direct connections for LISTEN; or set {@code baton.listen.url}).
  */
-@AutoConfiguration(afterName = {"org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
-        // The same auto-configurations under their Spring Boot 4 names (absent names are ignored).
-        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+            // The same auto-configurations under their Spring Boot 4 names (absent names are ignored).
+            "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"
+        })
 @ConditionalOnClass(Baton.class)
 @ConditionalOnBean(DataSource.class)
 @ConditionalOnProperty(prefix = "baton", name = "enabled", havingValue = "true", matchIfMissing = true)
@@ -65,8 +68,13 @@ public class BatonAutoConfiguration {
     /** Built here, started by {@link BatonLifecycle}; closed by it too (not by the bean's destroy). */
     @Bean(destroyMethod = "")
     @ConditionalOnMissingBean
-    Baton baton(ObjectProvider<DataSource> dataSources, BatonProperties properties, ConfigurableListableBeanFactory beans,
-                Environment environment, ObjectProvider<BatonMetrics> metrics, ObjectProvider<BatonCustomizer> customizers) {
+    Baton baton(
+            ObjectProvider<DataSource> dataSources,
+            BatonProperties properties,
+            ConfigurableListableBeanFactory beans,
+            Environment environment,
+            ObjectProvider<BatonMetrics> metrics,
+            ObjectProvider<BatonCustomizer> customizers) {
         DataSource main = dataSources.getIfAvailable();
         Baton.Builder b = Baton.builder(main);
         Props.apply(b, properties, environment);
@@ -106,13 +114,18 @@ public class BatonAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     BatonLifecycle batonLifecycle(Baton baton, BatonProperties properties, ObjectProvider<BatonMicrometer> micrometer) {
-        return new BatonLifecycle(baton, micrometer.getIfAvailable(), properties.getMetrics().getQueueDepthRefresh());
+        return new BatonLifecycle(
+                baton, micrometer.getIfAvailable(), properties.getMetrics().getQueueDepthRefresh());
     }
 
     @Bean
-    static SingleRunnerPostProcessor batonSingleRunnerPostProcessor(ObjectProvider<Baton> baton,
-            ObjectProvider<BatonProperties> properties, ConfigurableListableBeanFactory beans) {
-        return new SingleRunnerPostProcessor(baton::getObject, () -> properties.getObject().getSingleRunner().getLeaseTtl(),
+    static SingleRunnerPostProcessor batonSingleRunnerPostProcessor(
+            ObjectProvider<Baton> baton,
+            ObjectProvider<BatonProperties> properties,
+            ConfigurableListableBeanFactory beans) {
+        return new SingleRunnerPostProcessor(
+                baton::getObject,
+                () -> properties.getObject().getSingleRunner().getLeaseTtl(),
                 beans::resolveEmbeddedValue);
     }
 
@@ -145,12 +158,15 @@ public class BatonAutoConfiguration {
             b.migrateOnStart(p.isMigrateOnStart());
             b.notifications(p.getNotifications());
             if (p.getNodeHeartbeat() != null) {
-                InvalidBatonPropertyException.check("baton.node-heartbeat", p.getNodeHeartbeat(),
-                        () -> b.nodeHeartbeat(p.getNodeHeartbeat()));
+                InvalidBatonPropertyException.check(
+                        "baton.node-heartbeat", p.getNodeHeartbeat(), () -> b.nodeHeartbeat(p.getNodeHeartbeat()));
             }
-            String app = p.getApplication().getName() != null ? p.getApplication().getName()
+            String app = p.getApplication().getName() != null
+                    ? p.getApplication().getName()
                     : env.getProperty("spring.application.name", "default");
-            InvalidBatonPropertyException.check("baton.application.name/version", app + "/" + p.getApplication().getVersion(),
+            InvalidBatonPropertyException.check(
+                    "baton.application.name/version",
+                    app + "/" + p.getApplication().getVersion(),
                     () -> b.application(app, p.getApplication().getVersion()));
             BatonProperties.Maintenance m = p.getMaintenance();
             LeadershipConfig.Builder lb = LeadershipConfig.builder();
@@ -166,15 +182,18 @@ public class BatonAutoConfiguration {
             if (m.getStopTimeout() != null) {
                 lb.stopTimeout(m.getStopTimeout());
             }
-            b.maintenance(build("baton.maintenance.", List.of("leaseTtl", "renewInterval", "pollInterval", "stopTimeout"),
+            b.maintenance(build(
+                    "baton.maintenance.",
+                    List.of("leaseTtl", "renewInterval", "pollInterval", "stopTimeout"),
                     lb::build));
             BatonProperties.Metrics metrics = p.getMetrics();
-            InvalidBatonPropertyException.check("baton.metrics.queue-depth-refresh", metrics.getQueueDepthRefresh(), () -> {
-                if (metrics.getQueueDepthRefresh().compareTo(BatonMicrometer.MIN_QUEUE_REFRESH) < 0) {
-                    throw new IllegalArgumentException("must be at least " + BatonMicrometer.MIN_QUEUE_REFRESH
-                            + " (each refresh is one query over the job table)");
-                }
-            });
+            InvalidBatonPropertyException.check(
+                    "baton.metrics.queue-depth-refresh", metrics.getQueueDepthRefresh(), () -> {
+                        if (metrics.getQueueDepthRefresh().compareTo(BatonMicrometer.MIN_QUEUE_REFRESH) < 0) {
+                            throw new IllegalArgumentException("must be at least " + BatonMicrometer.MIN_QUEUE_REFRESH
+                                    + " (each refresh is one query over the job table)");
+                        }
+                    });
         }
 
         static WorkerConfig worker(BatonProperties.Worker w, Map<String, Integer> queues) {
@@ -209,8 +228,18 @@ public class BatonAutoConfiguration {
             if (w.getMaxPayloadBytes() != null) {
                 wb.maxPayloadBytes(w.getMaxPayloadBytes());
             }
-            return build("baton.worker.", List.of("jobLease", "heartbeatInterval", "pollInterval", "rescueInterval",
-                    "maxStalls", "drainTimeout", "retention", "maxPayloadBytes"), wb::build);
+            return build(
+                    "baton.worker.",
+                    List.of(
+                            "jobLease",
+                            "heartbeatInterval",
+                            "pollInterval",
+                            "rescueInterval",
+                            "maxStalls",
+                            "drainTimeout",
+                            "retention",
+                            "maxPayloadBytes"),
+                    wb::build);
         }
 
         /**
@@ -224,15 +253,16 @@ public class BatonAutoConfiguration {
                 String message = e.getMessage();
                 List<String> named = new ArrayList<>();
                 for (String f : fields) {
-                    java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("\\b" + f + "\\b").matcher(message);
+                    java.util.regex.Matcher matcher =
+                            java.util.regex.Pattern.compile("\\b" + f + "\\b").matcher(message);
                     if (matcher.find()) {
                         String property = prefix + kebab(f);
                         named.add(property);
                         message = matcher.replaceAll(property);
                     }
                 }
-                throw new InvalidBatonPropertyException(named.isEmpty() ? prefix + "*" : String.join(" and ", named),
-                        null, message, e);
+                throw new InvalidBatonPropertyException(
+                        named.isEmpty() ? prefix + "*" : String.join(" and ", named), null, message, e);
             }
         }
 

@@ -59,7 +59,9 @@ public class BatonEndpoint {
             m.put("available", q.available());
             m.put("running", q.running());
             m.put("paused", q.paused());
-            m.put("oldestAvailableRunAt", q.oldestAvailableRunAt().map(Object::toString).orElse(null));
+            m.put(
+                    "oldestAvailableRunAt",
+                    q.oldestAvailableRunAt().map(Object::toString).orElse(null));
             queues.add(m);
         }
         out.put("queues", queues);

@@ -27,7 +27,8 @@ public class BatonHealthIndicator extends AbstractHealthIndicator {
     @Override
     protected void doHealthCheck(Health.Builder builder) {
         Optional<NodeInfo> me = baton.nodes().get(baton.nodeId());
-        builder.withDetail("node", baton.nodeId()).withDetail("schema", baton.schema())
+        builder.withDetail("node", baton.nodeId())
+                .withDetail("schema", baton.schema())
                 .withDetail("notifications", baton.notificationsActive() ? "LISTEN" : "polling");
         if (me.isEmpty()) {
             builder.down().withDetail("reason", "this node is not registered (Baton not started?)");
@@ -38,7 +39,8 @@ public class BatonHealthIndicator extends AbstractHealthIndicator {
         builder.withDetail("state", n.state()).withDetail("sinceHeartbeat", sinceBeat.toString());
         Map<String, Object> leases = new LinkedHashMap<>();
         boolean renewalsOnTime = true;
-        for (Map.Entry<String, RenewalTracker.LastRenewal> e : renewals.lastRenewals().entrySet()) {
+        for (Map.Entry<String, RenewalTracker.LastRenewal> e :
+                renewals.lastRenewals().entrySet()) {
             leases.put(e.getKey(), e.getValue().confirmed() ? "renewed" : "renewal not confirmed");
             renewalsOnTime &= e.getValue().confirmed();
         }

@@ -16,6 +16,7 @@ import org.springframework.context.SmartLifecycle;
 public class BatonLifecycle implements SmartLifecycle, DisposableBean {
     /** Before the web server starts, after it stops (Boot's web server lifecycle runs at DEFAULT_PHASE - 2048). */
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
+
     private static final Logger log = LoggerFactory.getLogger(BatonLifecycle.class);
 
     private final Baton baton;

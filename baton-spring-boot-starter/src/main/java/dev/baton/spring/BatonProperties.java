@@ -24,6 +24,7 @@ public class BatonProperties {
     private NotificationMode notifications = NotificationMode.AUTO;
     /** How often this node records its heartbeat (at least 100ms); a node is stale after 3 missed beats. */
     private Duration nodeHeartbeat;
+
     private final Application application = new Application();
     private final Listen listen = new Listen();
     private final Worker worker = new Worker();

@@ -48,6 +48,7 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
      * the same name here, are other acquisitions and skip.
      */
     private final Map<String, String> acquisitions = new ConcurrentHashMap<>();
+
     private final ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "baton-single-runner-renewal");
         t.setDaemon(true);
@@ -67,8 +68,13 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Method method = invocation.getMethod();
-        Spec spec = specs.computeIfAbsent(method, m -> spec(m, invocation.getThis() == null ? m.getDeclaringClass()
-                : org.springframework.aop.support.AopUtils.getTargetClass(invocation.getThis())));
+        Spec spec = specs.computeIfAbsent(
+                method,
+                m -> spec(
+                        m,
+                        invocation.getThis() == null
+                                ? m.getDeclaringClass()
+                                : org.springframework.aop.support.AopUtils.getTargetClass(invocation.getThis())));
         ReentrantLock lock = local.computeIfAbsent(spec.name(), n -> new ReentrantLock());
         if (!lock.tryLock()) {
             log.debug("single runner '{}': already running on this node; call skipped", spec.name());
@@ -80,10 +86,14 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
             long start = System.nanoTime();
             Optional<LeaseGrant> acquired;
             try {
-                acquired = leases.tryAcquire(spec.name(), b.nodeId(), spec.leaseTtl(),
+                acquired = leases.tryAcquire(
+                        spec.name(),
+                        b.nodeId(),
+                        spec.leaseTtl(),
                         acquisitions.computeIfAbsent(spec.name(), n -> Leases.newAcquisition()));
             } catch (RuntimeException e) {
-                log.warn("single runner '{}': lease could not be taken ({}); call skipped", spec.name(), e.getMessage());
+                log.warn(
+                        "single runner '{}': lease could not be taken ({}); call skipped", spec.name(), e.getMessage());
                 return skipped(method);
             }
             if (acquired.isEmpty()) {
@@ -92,8 +102,8 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
             }
             AtomicReference<LeaseGrant> current = new AtomicReference<>(acquired.get());
             long every = Math.max(1, spec.leaseTtl().toMillis() / 3);
-            ScheduledFuture<?> renewal = renewer.scheduleAtFixedRate(() -> renew(leases, spec, current), every, every,
-                    TimeUnit.MILLISECONDS);
+            ScheduledFuture<?> renewal = renewer.scheduleAtFixedRate(
+                    () -> renew(leases, spec, current), every, every, TimeUnit.MILLISECONDS);
             SingleRunner.Current previous = SingleRunner.enter(new SingleRunner.Current(acquired.get(), leases));
             try {
                 return invocation.proceed();
@@ -116,8 +126,10 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
             current.set(leases.renew(g, spec.leaseTtl()));
         } catch (LeaseLostException e) {
             current.set(null);
-            log.warn("single runner '{}' lost its lease (generation {}) while running; its fenced writes are rejected",
-                    spec.name(), g.generation());
+            log.warn(
+                    "single runner '{}' lost its lease (generation {}) while running; its fenced writes are rejected",
+                    spec.name(),
+                    g.generation());
         } catch (RuntimeException e) {
             log.warn("single runner '{}': renewal not confirmed ({}); retrying", spec.name(), e.getMessage());
         }
@@ -136,7 +148,9 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
                 leases.release(grant);
             }
         } catch (RuntimeException e) {
-            log.debug("single runner '{}': end of run not recorded ({}); the lease expires by itself", spec.name(),
+            log.debug(
+                    "single runner '{}': end of run not recorded ({}); the lease expires by itself",
+                    spec.name(),
                     e.getMessage());
         }
     }
@@ -148,14 +162,16 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
             ann = AnnotatedElementUtils.findMergedAnnotation(method, BatonSingleRunner.class);
         }
         String where = "@BatonSingleRunner(\"" + ann.value() + "\") on " + specific.toGenericString();
-        Duration ttl = ann.leaseTtl().isBlank() ? defaultTtl.get()
+        Duration ttl = ann.leaseTtl().isBlank()
+                ? defaultTtl.get()
                 : AnnotatedHandlers.parse(where + " leaseTtl", resolver.resolveStringValue(ann.leaseTtl()));
         InvalidBatonPropertyException.check(where + " leaseTtl", ttl, () -> {
             if (ttl.compareTo(Leases.MIN_TTL) < 0 || ttl.compareTo(Leases.MAX_TTL) > 0) {
                 throw new IllegalArgumentException("must be between " + Leases.MIN_TTL + " and " + Leases.MAX_TTL);
             }
         });
-        Duration hold = ann.holdAtLeast().isBlank() ? scheduledPeriod(specific)
+        Duration hold = ann.holdAtLeast().isBlank()
+                ? scheduledPeriod(specific)
                 : AnnotatedHandlers.parse(where + " holdAtLeast", resolver.resolveStringValue(ann.holdAtLeast()));
         return new Spec(ann.value(), ttl, hold);
     }
@@ -168,7 +184,8 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
         }
         String cron = resolver.resolveStringValue(s.cron());
         if (cron != null && !cron.isBlank() && !Scheduled.CRON_DISABLED.equals(cron)) {
-            java.time.ZoneId zone = s.zone().isBlank() ? java.time.ZoneId.systemDefault() : java.time.ZoneId.of(s.zone());
+            java.time.ZoneId zone =
+                    s.zone().isBlank() ? java.time.ZoneId.systemDefault() : java.time.ZoneId.of(s.zone());
             CronExpression expr = CronExpression.parse(cron);
             ZonedDateTime a = expr.next(ZonedDateTime.now(zone));
             ZonedDateTime b = a == null ? null : expr.next(a);
@@ -180,8 +197,9 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
         }
         if (rate <= 0) {
             String text = !s.fixedRateString().isBlank() ? s.fixedRateString() : s.fixedDelayString();
-            return text.isBlank() ? Duration.ZERO : AnnotatedHandlers.parse("@Scheduled on " + method.getName(),
-                    resolver.resolveStringValue(text));
+            return text.isBlank()
+                    ? Duration.ZERO
+                    : AnnotatedHandlers.parse("@Scheduled on " + method.getName(), resolver.resolveStringValue(text));
         }
         return Duration.ofNanos(s.timeUnit().toNanos(rate));
     }

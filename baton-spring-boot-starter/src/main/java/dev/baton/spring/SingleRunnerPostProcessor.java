@@ -20,8 +20,8 @@ class SingleRunnerPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProc
 
     SingleRunnerPostProcessor(Supplier<Baton> baton, Supplier<Duration> defaultTtl, StringValueResolver resolver) {
         this.interceptor = new SingleRunnerInterceptor(baton, defaultTtl, resolver);
-        this.advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, BatonSingleRunner.class, true),
-                interceptor);
+        this.advisor = new DefaultPointcutAdvisor(
+                new AnnotationMatchingPointcut(null, BatonSingleRunner.class, true), interceptor);
         setBeforeExistingAdvisors(true);
         setProxyTargetClass(true);
         setOrder(Ordered.LOWEST_PRECEDENCE - 100);

@@ -26,25 +26,35 @@ class BadPropertiesTest extends StarterTestSupport {
             while (t != null && !(t instanceof InvalidBatonPropertyException)) {
                 t = t.getCause();
             }
-            assertThat(t).as("an InvalidBatonPropertyException in the cause chain").isNotNull();
+            assertThat(t)
+                    .as("an InvalidBatonPropertyException in the cause chain")
+                    .isNotNull();
             assertThat(t.getMessage()).isEqualTo(message);
         });
         // Nothing was migrated: the failure came before the node started.
-        assertThatThrownBy(() -> dev.baton.Baton.builder(pool).schema(schema).migrateOnStart(false).build().start())
+        assertThatThrownBy(() -> dev.baton.Baton.builder(pool)
+                        .schema(schema)
+                        .migrateOnStart(false)
+                        .build()
+                        .start())
                 .isInstanceOf(dev.baton.SchemaVersionException.class);
     }
 
     @Test
     void workerTimingsThatBreakTheSelfStopRuleNameBothProperties() {
-        assertRefused("Invalid baton.worker.job-lease and baton.worker.heartbeat-interval: baton.worker.job-lease/2 "
+        assertRefused(
+                "Invalid baton.worker.job-lease and baton.worker.heartbeat-interval: baton.worker.job-lease/2 "
                         + "(PT0.5S) must exceed 2 × baton.worker.heartbeat-interval (PT1S); with baton.worker.job-lease PT1S "
                         + "use a baton.worker.heartbeat-interval below PT0.25S, or a longer baton.worker.job-lease",
-                "baton.worker.queues.default=2", "baton.worker.job-lease=1s", "baton.worker.heartbeat-interval=500ms");
+                "baton.worker.queues.default=2",
+                "baton.worker.job-lease=1s",
+                "baton.worker.heartbeat-interval=500ms");
     }
 
     @Test
     void queueConcurrencyOutOfRange() {
-        assertRefused("Invalid value '0' for baton.worker.queues.mail: the concurrency of a queue must be 1 to 1000",
+        assertRefused(
+                "Invalid value '0' for baton.worker.queues.mail: the concurrency of a queue must be 1 to 1000",
                 "baton.worker.queues.mail=0");
     }
 
@@ -53,23 +63,28 @@ class BadPropertiesTest extends StarterTestSupport {
         runner().withPropertyValues("baton.schema=Orders-DB").run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).rootCause().isInstanceOf(IllegalArgumentException.class);
-            assertThat(context.getStartupFailure()).hasStackTraceContaining("Invalid value 'Orders-DB' for baton.schema: ");
+            assertThat(context.getStartupFailure())
+                    .hasStackTraceContaining("Invalid value 'Orders-DB' for baton.schema: ");
         });
     }
 
     @Test
     void maintenanceLeaseTooShortForItsRenewals() {
-        assertRefused("Invalid baton.maintenance.lease-ttl and baton.maintenance.renew-interval: "
+        assertRefused(
+                "Invalid baton.maintenance.lease-ttl and baton.maintenance.renew-interval: "
                         + "baton.maintenance.lease-ttl/2 (PT0.5S) must exceed 2 × baton.maintenance.renew-interval (PT1S); "
                         + "with baton.maintenance.lease-ttl PT1S use a baton.maintenance.renew-interval below PT0.25S, "
                         + "or a longer baton.maintenance.lease-ttl",
-                "baton.maintenance.lease-ttl=1s", "baton.maintenance.renew-interval=500ms");
+                "baton.maintenance.lease-ttl=1s",
+                "baton.maintenance.renew-interval=500ms");
     }
 
     @Test
     void queueDepthRefreshTooShort() {
-        assertRefused("Invalid value 'PT0.1S' for baton.metrics.queue-depth-refresh: must be at least PT1S (each refresh "
-                + "is one query over the job table)", "baton.metrics.queue-depth-refresh=100ms");
+        assertRefused(
+                "Invalid value 'PT0.1S' for baton.metrics.queue-depth-refresh: must be at least PT1S (each refresh "
+                        + "is one query over the job table)",
+                "baton.metrics.queue-depth-refresh=100ms");
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -86,15 +101,22 @@ class BadPropertiesTest extends StarterTestSupport {
     void startupReportNamesThePropertyAndTheAllowedValues(CapturedOutput output) {
         SpringApplication app = new SpringApplication(App.class);
         app.setWebApplicationType(WebApplicationType.NONE);
-        assertThatThrownBy(() -> app.run("--baton.schema=" + schema, "--baton.notifications=SOMETIMES")).isNotNull();
-        assertThat(output.getOut() + output.getErr()).contains("baton.notifications")
-                .contains("SOMETIMES").contains("AUTO").contains("LISTEN").contains("POLL");
+        assertThatThrownBy(() -> app.run("--baton.schema=" + schema, "--baton.notifications=SOMETIMES"))
+                .isNotNull();
+        assertThat(output.getOut() + output.getErr())
+                .contains("baton.notifications")
+                .contains("SOMETIMES")
+                .contains("AUTO")
+                .contains("LISTEN")
+                .contains("POLL");
 
         SpringApplication app2 = new SpringApplication(App.class);
         app2.setWebApplicationType(WebApplicationType.NONE);
-        assertThatThrownBy(() -> app2.run("--baton.schema=" + schema, "--baton.worker.queues.mail=5000")).isNotNull();
+        assertThatThrownBy(() -> app2.run("--baton.schema=" + schema, "--baton.worker.queues.mail=5000"))
+                .isNotNull();
         assertThat(output.getOut() + output.getErr())
-                .contains("Baton refused the value '5000' of baton.worker.queues.mail: the concurrency of a queue must be 1 to 1000")
+                .contains(
+                        "Baton refused the value '5000' of baton.worker.queues.mail: the concurrency of a queue must be 1 to 1000")
                 .contains("Change baton.worker.queues.mail");
         assertThat(Baton.schemaVersion()).isPositive();
     }

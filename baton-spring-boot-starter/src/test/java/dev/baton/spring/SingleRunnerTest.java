@@ -24,6 +24,7 @@ class SingleRunnerTest extends StarterTestSupport {
     static class Exporter {
         @Value("${baton.schema}")
         String schema;
+
         @Value("${baton.node-id}")
         String node;
 
@@ -31,7 +32,8 @@ class SingleRunnerTest extends StarterTestSupport {
         public boolean export() {
             LeaseGrant g = SingleRunner.currentGrant().orElseThrow();
             SingleRunner.fenced(tx -> {
-                try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + schema + ".export_log VALUES (?, ?)")) {
+                try (PreparedStatement ps =
+                        tx.prepareStatement("INSERT INTO " + schema + ".export_log VALUES (?, ?)")) {
                     ps.setLong(1, g.generation());
                     ps.setString(2, node);
                     return ps.executeUpdate();
@@ -47,8 +49,7 @@ class SingleRunnerTest extends StarterTestSupport {
 
         @Scheduled(fixedRate = 3_600_000)
         @BatonSingleRunner("hourly")
-        public void hourly() {
-        }
+        public void hourly() {}
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -62,8 +63,9 @@ class SingleRunnerTest extends StarterTestSupport {
     private List<String> exportLog() throws Exception {
         List<String> out = new ArrayList<>();
         try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT generation, node FROM " + schema + ".export_log ORDER BY generation");
-             ResultSet rs = ps.executeQuery()) {
+                PreparedStatement ps = c.prepareStatement(
+                        "SELECT generation, node FROM " + schema + ".export_log ORDER BY generation");
+                ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 out.add(rs.getString("node") + "@" + rs.getLong("generation"));
             }
@@ -79,34 +81,56 @@ class SingleRunnerTest extends StarterTestSupport {
     void theOtherInstanceSkipsWhileTheHolderKeepsItsTurn() throws Exception {
         Baton.migrate(pool, schema);
         try (Connection c = pool.getConnection()) {
-            c.createStatement().execute("CREATE TABLE " + schema + ".export_log (generation bigint PRIMARY KEY, node text)");
+            c.createStatement()
+                    .execute("CREATE TABLE " + schema + ".export_log (generation bigint PRIMARY KEY, node text)");
         }
-        runner().withUserConfiguration(ExporterConfig.class).withPropertyValues("baton.node-id=a").run(a ->
-            runner().withUserConfiguration(ExporterConfig.class).withPropertyValues("baton.node-id=b").run(b -> {
-                Exporter onA = a.getBean(Exporter.class);
-                Exporter onB = b.getBean(Exporter.class);
-                assertThat(onA.export()).isTrue();
-                assertThat(onB.export()).as("b skips: a holds 'export' for holdAtLeast").isFalse();
-                assertThat(onA.export()).as("a keeps its turn: the same node re-acquires").isTrue();
-                // Two runs by a, each under a new generation (strictly higher; not consecutive: decision 0013).
-                List<String> log = exportLog();
-                assertThat(log).hasSize(2).allSatisfy(e -> assertThat(e).startsWith("a@"));
-                assertThat(Long.parseLong(log.get(1).substring(2))).isGreaterThan(Long.parseLong(log.get(0).substring(2)));
+        runner().withUserConfiguration(ExporterConfig.class)
+                .withPropertyValues("baton.node-id=a")
+                .run(a -> runner().withUserConfiguration(ExporterConfig.class)
+                        .withPropertyValues("baton.node-id=b")
+                        .run(b -> {
+                            Exporter onA = a.getBean(Exporter.class);
+                            Exporter onB = b.getBean(Exporter.class);
+                            assertThat(onA.export()).isTrue();
+                            assertThat(onB.export())
+                                    .as("b skips: a holds 'export' for holdAtLeast")
+                                    .isFalse();
+                            assertThat(onA.export())
+                                    .as("a keeps its turn: the same node re-acquires")
+                                    .isTrue();
+                            // Two runs by a, each under a new generation (strictly higher; not consecutive: decision
+                            // 0013).
+                            List<String> log = exportLog();
+                            assertThat(log)
+                                    .hasSize(2)
+                                    .allSatisfy(e -> assertThat(e).startsWith("a@"));
+                            assertThat(Long.parseLong(log.get(1).substring(2)))
+                                    .isGreaterThan(Long.parseLong(log.get(0).substring(2)));
 
-                assertThat(onA.quick()).isTrue();
-                assertThat(onB.quick()).as("without a hold the lease is released when the method returns").isTrue();
+                            assertThat(onA.quick()).isTrue();
+                            assertThat(onB.quick())
+                                    .as("without a hold the lease is released when the method returns")
+                                    .isTrue();
 
-                onA.hourly();
-                Duration left = a.getBean(Baton.class).leases().inspect("hourly").orElseThrow().remaining();
-                assertThat(left).as("hold derived from @Scheduled(fixedRate = 1h)").isGreaterThan(Duration.ofMinutes(59));
-            }));
+                            onA.hourly();
+                            Duration left = a.getBean(Baton.class)
+                                    .leases()
+                                    .inspect("hourly")
+                                    .orElseThrow()
+                                    .remaining();
+                            assertThat(left)
+                                    .as("hold derived from @Scheduled(fixedRate = 1h)")
+                                    .isGreaterThan(Duration.ofMinutes(59));
+                        }));
     }
 
     @Test
     void fencedOutsideASingleRunnerMethodIsRefused() {
-        assertThatThrownBy(() -> SingleRunner.fenced(tx -> 1)).isInstanceOf(IllegalStateException.class)
-                .hasMessage("SingleRunner.fenced is only available inside a @BatonSingleRunner method (on the thread that "
-                        + "runs it)");
+        assertThatThrownBy(() -> SingleRunner.fenced(tx -> 1))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage(
+                        "SingleRunner.fenced is only available inside a @BatonSingleRunner method (on the thread that "
+                                + "runs it)");
         assertThat(SingleRunner.currentGrant()).isEmpty();
     }
 }

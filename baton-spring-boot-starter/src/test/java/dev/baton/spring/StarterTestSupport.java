@@ -17,6 +17,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 abstract class StarterTestSupport {
     @RegisterExtension
     static final BatonPostgres PG = new BatonPostgres();
+
     static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(20));
 
     protected String schema;
@@ -44,15 +45,20 @@ abstract class StarterTestSupport {
     /** Auto-configuration with a pool of its own as the application's DataSource (closed with the context), short timings. */
     ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(BatonAutoConfiguration.class, BatonActuatorAutoConfiguration.class))
+                .withConfiguration(
+                        AutoConfigurations.of(BatonAutoConfiguration.class, BatonActuatorAutoConfiguration.class))
                 .withBean(DataSource.class, () -> PG.newPool("starter-app", 10))
                 .withPropertyValues("spring.jmx.enabled=true", "management.endpoints.jmx.exposure.include=baton,health")
-                .withPropertyValues("baton.schema=" + schema,
+                .withPropertyValues(
+                        "baton.schema=" + schema,
                         "baton.notifications=" + (PG.pooled() ? "POLL" : "AUTO"),
                         "baton.node-heartbeat=200ms",
-                        "baton.maintenance.lease-ttl=1s", "baton.maintenance.renew-interval=200ms",
+                        "baton.maintenance.lease-ttl=1s",
+                        "baton.maintenance.renew-interval=200ms",
                         "baton.maintenance.poll-interval=100ms",
-                        "baton.worker.job-lease=2s", "baton.worker.heartbeat-interval=150ms",
-                        "baton.worker.poll-interval=50ms", "baton.worker.drain-timeout=1s");
+                        "baton.worker.job-lease=2s",
+                        "baton.worker.heartbeat-interval=150ms",
+                        "baton.worker.poll-interval=50ms",
+                        "baton.worker.drain-timeout=1s");
     }
 }

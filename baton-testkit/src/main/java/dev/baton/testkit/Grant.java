@@ -1,7 +1,5 @@
 package dev.baton.testkit;
 
-import java.util.Objects;
-
 /**
  * History event: {@code owner} was granted {@code lease} with fencing token {@code generation}.
  * Record it only once the grant is known to have happened (for example after the acquiring
@@ -13,28 +11,28 @@ import java.util.Objects;
  */
 public record Grant(String lease, long generation, String owner) {
 
-  /**
-   * Validates the fields.
-   *
-   * @param lease the lease name
-   * @param generation the fencing token
-   * @param owner the owner
-   * @throws IllegalArgumentException if {@code lease} or {@code owner} is null or blank
-   */
-  public Grant {
-    requireText("lease", lease);
-    requireText("owner", owner);
-  }
-
-  static void requireText(String what, String value) {
-    if (value == null || value.isBlank()) {
-      throw new IllegalArgumentException(what + " must not be blank, was "
-          + (value == null ? "null" : "'" + value + "'"));
+    /**
+     * Validates the fields.
+     *
+     * @param lease the lease name
+     * @param generation the fencing token
+     * @param owner the owner
+     * @throws IllegalArgumentException if {@code lease} or {@code owner} is null or blank
+     */
+    public Grant {
+        requireText("lease", lease);
+        requireText("owner", owner);
     }
-  }
 
-  @Override
-  public String toString() {
-    return "grant(lease '" + lease + "', generation " + generation + " to '" + owner + "')";
-  }
+    static void requireText(String what, String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException(
+                    what + " must not be blank, was " + (value == null ? "null" : "'" + value + "'"));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "grant(lease '" + lease + "', generation " + generation + " to '" + owner + "')";
+    }
 }

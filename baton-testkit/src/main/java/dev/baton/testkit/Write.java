@@ -14,23 +14,22 @@ package dev.baton.testkit;
  */
 public record Write(long seq, String lease, long generation, String owner) {
 
-  /**
-   * Validates the fields.
-   *
-   * @param seq the commit order
-   * @param lease the lease name
-   * @param generation the fencing token
-   * @param owner the writer
-   * @throws IllegalArgumentException if {@code lease} or {@code owner} is null or blank
-   */
-  public Write {
-    Grant.requireText("lease", lease);
-    Grant.requireText("owner", owner);
-  }
+    /**
+     * Validates the fields.
+     *
+     * @param seq the commit order
+     * @param lease the lease name
+     * @param generation the fencing token
+     * @param owner the writer
+     * @throws IllegalArgumentException if {@code lease} or {@code owner} is null or blank
+     */
+    public Write {
+        Grant.requireText("lease", lease);
+        Grant.requireText("owner", owner);
+    }
 
-  @Override
-  public String toString() {
-    return "write(seq " + seq + ", lease '" + lease + "', generation " + generation + " by '"
-        + owner + "')";
-  }
+    @Override
+    public String toString() {
+        return "write(seq " + seq + ", lease '" + lease + "', generation " + generation + " by '" + owner + "')";
+    }
 }

@@ -26,7 +26,10 @@ import org.apache.maven.plugins.annotations.ResolutionScope;
  * {@code target/baton-audit/} and fails the build when an unexcluded finding is at {@code failOn} or
  * above. The compile classpath is read for the type hierarchy only.
  */
-@Mojo(name = "audit", defaultPhase = LifecyclePhase.VERIFY, requiresDependencyResolution = ResolutionScope.COMPILE,
+@Mojo(
+        name = "audit",
+        defaultPhase = LifecyclePhase.VERIFY,
+        requiresDependencyResolution = ResolutionScope.COMPILE,
         threadSafe = true)
 public class AuditMojo extends AbstractMojo {
     /** The classes to audit. */
@@ -95,12 +98,17 @@ public class AuditMojo extends AbstractMojo {
         List<Path> libraries = new ArrayList<>();
         for (String element : classpathElements) {
             Path p = Path.of(element);
-            if (!p.toAbsolutePath().normalize().equals(classesDirectory.toPath().toAbsolutePath().normalize()) && Files.exists(p)) {
+            if (!p.toAbsolutePath()
+                            .normalize()
+                            .equals(classesDirectory.toPath().toAbsolutePath().normalize())
+                    && Files.exists(p)) {
                 libraries.add(p);
             }
         }
-        BatonAudit audit = BatonAudit.forClasses(classesDirectory.toPath()).libraries(libraries)
-                .includeLibraries(includeLibraries).sourceRoot(sourceRoot);
+        BatonAudit audit = BatonAudit.forClasses(classesDirectory.toPath())
+                .libraries(libraries)
+                .includeLibraries(includeLibraries)
+                .sourceRoot(sourceRoot);
         File exclusionsFile = exclusions;
         if (exclusionsFile == null && basedir != null && new File(basedir, "baton-audit.yml").isFile()) {
             exclusionsFile = new File(basedir, "baton-audit.yml");
@@ -129,7 +137,8 @@ public class AuditMojo extends AbstractMojo {
                 written.add(out);
             }
         } catch (IOException e) {
-            throw new MojoExecutionException("baton audit: cannot write reports to " + outputDirectory + ": " + e.getMessage(), e);
+            throw new MojoExecutionException(
+                    "baton audit: cannot write reports to " + outputDirectory + ": " + e.getMessage(), e);
         }
         if (!written.isEmpty()) {
             getLog().info("baton audit: reports written to " + written);
@@ -137,7 +146,8 @@ public class AuditMojo extends AbstractMojo {
         int failing = never ? 0 : report.findingsAtLeast(threshold).size();
         if (failing > 0) {
             throw new MojoFailureException("baton audit: " + failing + " unexcluded finding(s) at "
-                    + threshold.name().toLowerCase(Locale.ROOT) + " or above (" + report.severityCounts() + " in total) "
+                    + threshold.name().toLowerCase(Locale.ROOT) + " or above (" + report.severityCounts()
+                    + " in total) "
                     + "would break with several instances; fix them, or record deliberate ones with a reason in "
                     + (exclusionsFile != null ? exclusionsFile : "baton-audit.yml") + ". Report: "
                     + (written.isEmpty() ? "the log above" : written.get(0)));

@@ -28,11 +28,13 @@ class AuditMojoTest {
     @Test
     void failsTheBuildOnAHighFindingAndWritesTheReports(@TempDir Path dir) throws Exception {
         AuditMojo m = mojo(dir);
-        assertThatThrownBy(m::execute).isInstanceOf(MojoFailureException.class)
+        assertThatThrownBy(m::execute)
+                .isInstanceOf(MojoFailureException.class)
                 .hasMessageStartingWith("baton audit: 1 unexcluded finding(s) at high or above")
                 .hasMessageContaining("baton-audit.md");
         String sarif = Files.readString(dir.resolve("baton-audit/baton-audit.sarif"));
-        assertThat(sarif).contains("\"version\" : \"2.1.0\"", "src/main/java/dev/baton/audit/maven/fixture/DeliveryLog.java");
+        assertThat(sarif)
+                .contains("\"version\" : \"2.1.0\"", "src/main/java/dev/baton/audit/maven/fixture/DeliveryLog.java");
         assertThat(Files.readString(dir.resolve("baton-audit/baton-audit.md"))).contains("DeliveryLog.PROCESSED_IDS");
         assertThat(dir.resolve("baton-audit/baton-audit.json")).exists();
     }
@@ -57,18 +59,21 @@ class AuditMojoTest {
     void badConfigurationIsABuildError(@TempDir Path dir) throws Exception {
         AuditMojo level = mojo(dir);
         level.failOn = "severe";
-        assertThatThrownBy(level::execute).isInstanceOf(MojoExecutionException.class)
+        assertThatThrownBy(level::execute)
+                .isInstanceOf(MojoExecutionException.class)
                 .hasMessage("failOn: severity must be one of low, medium, high, none, but was 'severe'");
 
         AuditMojo format = mojo(dir);
         format.formats = List.of("html");
-        assertThatThrownBy(format::execute).isInstanceOf(MojoExecutionException.class)
+        assertThatThrownBy(format::execute)
+                .isInstanceOf(MojoExecutionException.class)
                 .hasMessageContaining("formats: format must be one of table, markdown, json, sarif, but was 'html'");
 
         Files.writeString(dir.resolve("bad.yml"), "exclusions:\n  - class: a.B\n");
         AuditMojo bad = mojo(dir);
         bad.exclusions = dir.resolve("bad.yml").toFile();
-        assertThatThrownBy(bad::execute).isInstanceOf(MojoExecutionException.class)
+        assertThatThrownBy(bad::execute)
+                .isInstanceOf(MojoExecutionException.class)
                 .hasMessageContaining("entry 1 (class a.B) has no 'reason'");
     }
 

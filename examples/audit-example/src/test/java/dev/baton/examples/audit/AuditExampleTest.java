@@ -25,14 +25,20 @@ class AuditExampleTest {
 
     @BeforeAll
     static void audit() {
-        report = BatonAudit.forClasses(Path.of("target/classes")).sourceRoot("src/main/java").run();
+        report = BatonAudit.forClasses(Path.of("target/classes"))
+                .sourceRoot("src/main/java")
+                .run();
         System.out.print(ReportFormat.TABLE.render(report));
     }
 
     @Test
     void findsExactlyTheSingleInstanceAssumptions() {
         assertThat(report.findings())
-                .extracting(Finding::category, f -> f.className().substring(PKG.length()), Finding::member, Finding::severity)
+                .extracting(
+                        Finding::category,
+                        f -> f.className().substring(PKG.length()),
+                        Finding::member,
+                        Finding::severity)
                 .containsExactlyInAnyOrder(
                         tuple(Category.IN_PROCESS_SCHEDULING, "jobs.JobWorker", "processPendingJobs", Severity.HIGH),
                         tuple(Category.IN_PROCESS_SCHEDULING, "jobs.Sweeps", "lockDailyEntries", Severity.HIGH),
@@ -41,25 +47,39 @@ class AuditExampleTest {
                         tuple(Category.SINGLE_USE_STATE, "auth.StepUpGrantRegistry", "redeemedGrants", Severity.HIGH),
                         tuple(Category.SINGLE_USE_STATE, "auth.StepUpGrantRegistry", "logoutEpochs", Severity.HIGH),
                         tuple(Category.LOCAL_LIMITER, "auth.LoginRateLimiter", "limitersByIp", Severity.HIGH),
-                        tuple(Category.LOCAL_LIMITER, "reports.ReportConcurrencyLimiter", "permitsByAccount", Severity.HIGH));
+                        tuple(
+                                Category.LOCAL_LIMITER,
+                                "reports.ReportConcurrencyLimiter",
+                                "permitsByAccount",
+                                Severity.HIGH));
     }
 
     @Test
     void eachFindingNamesTheRemedyThatFitsIt() {
-        assertThat(finding("processPendingJobs").remedy()).contains("baton.jobs().enqueue").contains("@BatonJob");
-        assertThat(finding("purgeRefreshTokens").remedy()).contains("@BatonSingleRunner").contains("@BatonSchedule");
-        assertThat(finding("redeemedGrants").example()).contains("coordination().grants(\"step-up\"").contains("redeem(");
-        assertThat(finding("logoutEpochs").example()).contains("revocations(\"session\", Duration.ofSeconds(5))")
-                .contains("revokeAll(").contains("isCurrent(");
+        assertThat(finding("processPendingJobs").remedy())
+                .contains("baton.jobs().enqueue")
+                .contains("@BatonJob");
+        assertThat(finding("purgeRefreshTokens").remedy())
+                .contains("@BatonSingleRunner")
+                .contains("@BatonSchedule");
+        assertThat(finding("redeemedGrants").example())
+                .contains("coordination().grants(\"step-up\"")
+                .contains("redeem(");
+        assertThat(finding("logoutEpochs").example())
+                .contains("revocations(\"session\", Duration.ofSeconds(5))")
+                .contains("revokeAll(")
+                .contains("isCurrent(");
         assertThat(finding("limitersByIp").remedy()).contains("coordination().rateLimiter(");
         assertThat(finding("permitsByAccount").remedy()).contains("coordination().concurrencyCap(");
-        assertThat(finding("permitsByAccount").evidence()).contains("@Bean ReportsConfiguration.reportConcurrencyLimiter()");
+        assertThat(finding("permitsByAccount").evidence())
+                .contains("@Bean ReportsConfiguration.reportConcurrencyLimiter()");
     }
 
     @Test
     void sourceLinesPointAtTheCode() {
         Finding epochs = finding("logoutEpochs");
-        assertThat(epochs.sourceFile()).isEqualTo("src/main/java/dev/baton/examples/audit/auth/StepUpGrantRegistry.java");
+        assertThat(epochs.sourceFile())
+                .isEqualTo("src/main/java/dev/baton/examples/audit/auth/StepUpGrantRegistry.java");
         assertThat(epochs.lineSource()).isEqualTo("first write in <init>");
         assertThat(epochs.line()).isPositive();
         assertThat(finding("processPendingJobs").lineSource()).isEqualTo("method");
@@ -67,13 +87,19 @@ class AuditExampleTest {
 
     @Test
     void theJUnitHelperFailsWithAReadableList() {
-        Throwable t = catchThrowable(() -> BatonAudit.forClasses(Path.of("target/classes")).assertNoFindings(Severity.HIGH));
+        Throwable t = catchThrowable(
+                () -> BatonAudit.forClasses(Path.of("target/classes")).assertNoFindings(Severity.HIGH));
         assertThat(t).isInstanceOf(AssertionError.class);
-        assertThat(t.getMessage()).startsWith("8 scale-out finding(s) at high or above would break with several instances:")
-                .contains("dev.baton.examples.audit.auth.LoginRateLimiter.limitersByIp (dev/baton/examples/audit/auth/LoginRateLimiter.java:");
+        assertThat(t.getMessage())
+                .startsWith("8 scale-out finding(s) at high or above would break with several instances:")
+                .contains(
+                        "dev.baton.examples.audit.auth.LoginRateLimiter.limitersByIp (dev/baton/examples/audit/auth/LoginRateLimiter.java:");
     }
 
     private static Finding finding(String member) {
-        return report.findings().stream().filter(f -> f.member().equals(member)).findFirst().orElseThrow();
+        return report.findings().stream()
+                .filter(f -> f.member().equals(member))
+                .findFirst()
+                .orElseThrow();
     }
 }

@@ -30,6 +30,7 @@ import org.springframework.stereotype.Component;
 class Boot4SmokeTest {
     @RegisterExtension
     static final BatonPostgres PG = new BatonPostgres();
+
     static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(20));
     static final Set<String> SEEN = ConcurrentHashMap.newKeySet();
 
@@ -37,8 +38,7 @@ class Boot4SmokeTest {
 
     @SpringBootApplication
     @EnableScheduling
-    static class App {
-    }
+    static class App {}
 
     @Component
     static class Work {
@@ -62,15 +62,21 @@ class Boot4SmokeTest {
     @Test
     void starterRunsOnSpringBoot4() {
         String schema = PG.freshSchemaName();
-        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(App.class, Work.class).web(WebApplicationType.NONE)
-                .run("--spring.datasource.url=" + PG.jdbcUrl(), "--baton.schema=" + schema,
-                        "--baton.notifications=" + (PG.pooled() ? "POLL" : "AUTO"), "--baton.worker.poll-interval=100ms")) {
+        try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(App.class, Work.class)
+                .web(WebApplicationType.NONE)
+                .run(
+                        "--spring.datasource.url=" + PG.jdbcUrl(),
+                        "--baton.schema=" + schema,
+                        "--baton.notifications=" + (PG.pooled() ? "POLL" : "AUTO"),
+                        "--baton.worker.poll-interval=100ms")) {
             assertThat(SpringBootVersion.getVersion()).startsWith("4.");
             Baton baton = ctx.getBean(Baton.class);
             baton.jobs().enqueue(JobRequest.of("note", new Note("hello")));
-            Awaitility.await().atMost(WAIT).untilAsserted(() -> assertThat(SEEN).contains("job:hello", "schedule",
-                    "single:smoke.single"));
-            System.out.println("BOOT4 SMOKE: Spring Boot " + SpringBootVersion.getVersion() + ": " + new java.util.TreeSet<>(SEEN));
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .untilAsserted(() -> assertThat(SEEN).contains("job:hello", "schedule", "single:smoke.single"));
+            System.out.println("BOOT4 SMOKE: Spring Boot " + SpringBootVersion.getVersion() + ": "
+                    + new java.util.TreeSet<>(SEEN));
         } finally {
             PG.dropSchema(schema);
         }

@@ -36,8 +36,12 @@ public class Housekeeping {
         tx.executeWithoutResult(status -> {
             int expired = jdbc.update("DELETE FROM " + schema + ".carts WHERE expires_at < clock_timestamp()");
             // Keyed by the job: a retried attempt of the same run does not count twice.
-            jdbc.update("INSERT INTO " + schema + ".sweep_runs (job_id, node, expired_carts) VALUES (?, ?, ?) "
-                    + "ON CONFLICT (job_id) DO NOTHING", ctx.jobId(), baton.nodeId(), expired);
+            jdbc.update(
+                    "INSERT INTO " + schema + ".sweep_runs (job_id, node, expired_carts) VALUES (?, ?, ?) "
+                            + "ON CONFLICT (job_id) DO NOTHING",
+                    ctx.jobId(),
+                    baton.nodeId(),
+                    expired);
         });
     }
 
@@ -46,21 +50,22 @@ public class Housekeeping {
     @BatonSingleRunner("shop.open-orders-report")
     public void reportOpenOrders() {
         long generation = SingleRunner.currentGrant().orElseThrow().generation();
-        SingleRunner.fenced(tx -> {                              // rejected if another instance took over
-            int open;
-            try (PreparedStatement ps = tx.prepareStatement(
-                    "SELECT count(*) FROM " + schema + ".orders WHERE receipt_sent_at IS NULL");
-                 ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                open = rs.getInt(1);
-            }
-            try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + schema
-                    + ".report_runs (generation, node, open_orders) VALUES (?, ?, ?)")) {
-                ps.setLong(1, generation);
-                ps.setString(2, baton.nodeId());
-                ps.setInt(3, open);
-                return ps.executeUpdate();
-            }
-        });
+        SingleRunner.fenced(
+                tx -> { // rejected if another instance took over
+                    int open;
+                    try (PreparedStatement ps = tx.prepareStatement(
+                                    "SELECT count(*) FROM " + schema + ".orders WHERE receipt_sent_at IS NULL");
+                            ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        open = rs.getInt(1);
+                    }
+                    try (PreparedStatement ps = tx.prepareStatement("INSERT INTO " + schema
+                            + ".report_runs (generation, node, open_orders) VALUES (?, ?, ?)")) {
+                        ps.setLong(1, generation);
+                        ps.setString(2, baton.nodeId());
+                        ps.setInt(3, open);
+                        return ps.executeUpdate();
+                    }
+                });
     }
 }

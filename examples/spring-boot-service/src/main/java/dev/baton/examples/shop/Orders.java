@@ -36,8 +36,10 @@ public class Orders {
     @Transactional
     public void place(String orderId, String email) throws SQLException {
         jdbc.update("INSERT INTO " + schema + ".orders (id, email) VALUES (?, ?)", orderId, email);
-        baton.jobs().enqueue(DataSourceUtils.getConnection(dataSource),     // the transaction's connection
-                JobRequest.of("receipt.send", new Receipt(orderId)).idempotencyKey("receipt:" + orderId));
+        baton.jobs()
+                .enqueue(
+                        DataSourceUtils.getConnection(dataSource), // the transaction's connection
+                        JobRequest.of("receipt.send", new Receipt(orderId)).idempotencyKey("receipt:" + orderId));
     }
 
     /** Runs at least once per order: idempotent (a second run finds the receipt already sent). */
@@ -45,7 +47,9 @@ public class Orders {
     public void sendReceipt(Receipt receipt, JobContext ctx) {
         // A real service would call its mail provider here with ctx.idempotencyKey(). The write runs in a
         // transaction of its own (committed also with auto-commit=false pools).
-        tx.executeWithoutResult(status -> jdbc.update("UPDATE " + schema + ".orders SET receipt_sent_at = "
-                + "clock_timestamp() WHERE id = ? AND receipt_sent_at IS NULL", receipt.orderId()));
+        tx.executeWithoutResult(status -> jdbc.update(
+                "UPDATE " + schema + ".orders SET receipt_sent_at = "
+                        + "clock_timestamp() WHERE id = ? AND receipt_sent_at IS NULL",
+                receipt.orderId()));
     }
 }

@@ -24,10 +24,12 @@ public class ShopTables {
                 + "placed_at timestamptz NOT NULL DEFAULT clock_timestamp(), receipt_sent_at timestamptz)");
         jdbc.execute("CREATE TABLE IF NOT EXISTS " + schema + ".carts (id bigserial PRIMARY KEY, "
                 + "expires_at timestamptz NOT NULL)");
-        jdbc.execute("CREATE TABLE IF NOT EXISTS " + schema + ".sweep_runs (job_id bigint PRIMARY KEY, node text NOT NULL, "
-                + "expired_carts int NOT NULL, ran_at timestamptz NOT NULL DEFAULT clock_timestamp())");
-        jdbc.execute("CREATE TABLE IF NOT EXISTS " + schema + ".report_runs (generation bigint PRIMARY KEY, "
-                + "node text NOT NULL, open_orders int NOT NULL, ran_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+        jdbc.execute(
+                "CREATE TABLE IF NOT EXISTS " + schema + ".sweep_runs (job_id bigint PRIMARY KEY, node text NOT NULL, "
+                        + "expired_carts int NOT NULL, ran_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+        jdbc.execute(
+                "CREATE TABLE IF NOT EXISTS " + schema + ".report_runs (generation bigint PRIMARY KEY, "
+                        + "node text NOT NULL, open_orders int NOT NULL, ran_at timestamptz NOT NULL DEFAULT clock_timestamp())");
     }
 
     public String schema() {

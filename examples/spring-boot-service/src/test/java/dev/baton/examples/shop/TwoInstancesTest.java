@@ -31,6 +31,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 class TwoInstancesTest {
     @RegisterExtension
     static final BatonPostgres PG = new BatonPostgres();
+
     static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(30));
     static final Duration INTERVAL = Duration.ofMillis(500);
     /** Local scheduling versus the database clock: the hold ends when the lease expires on the database. */
@@ -43,15 +44,21 @@ class TwoInstancesTest {
     ConfigurableApplicationContext start(String node) {
         ConfigurableApplicationContext ctx = new SpringApplicationBuilder(ShopApplication.class)
                 .web(WebApplicationType.NONE)
-                .run(args("spring.datasource.url=" + PG.jdbcUrl(),
+                .run(args(
+                        "spring.datasource.url=" + PG.jdbcUrl(),
                         "spring.datasource.hikari.maximum-pool-size=8",
                         "spring.datasource.hikari.auto-commit=false",
-                        "baton.schema=" + batonSchema, "shop.schema=" + shopSchema, "baton.node-id=" + node,
+                        "baton.schema=" + batonSchema,
+                        "shop.schema=" + shopSchema,
+                        "baton.node-id=" + node,
                         "baton.notifications=" + (PG.pooled() ? "POLL" : "AUTO"),
-                        "baton.maintenance.lease-ttl=2s", "baton.maintenance.renew-interval=400ms",
+                        "baton.maintenance.lease-ttl=2s",
+                        "baton.maintenance.renew-interval=400ms",
                         "baton.maintenance.poll-interval=200ms",
-                        "baton.worker.poll-interval=100ms", "baton.worker.drain-timeout=2s",
-                        "shop.sweep-interval=" + INTERVAL.toMillis() + "ms", "shop.report-interval=" + INTERVAL));
+                        "baton.worker.poll-interval=100ms",
+                        "baton.worker.drain-timeout=2s",
+                        "shop.sweep-interval=" + INTERVAL.toMillis() + "ms",
+                        "shop.report-interval=" + INTERVAL));
         instances.add(ctx);
         return ctx;
     }
@@ -80,16 +87,21 @@ class TwoInstancesTest {
 
         // Let both instances tick for at least 8 intervals of each kind.
         Awaitility.await().atMost(WAIT).until(() -> count(jdbc, "sweep_runs") >= 8 && count(jdbc, "report_runs") >= 8);
-        Awaitility.await().atMost(WAIT).until(() -> jdbc.queryForObject("SELECT count(*) FROM " + shopSchema
-                + ".orders WHERE receipt_sent_at IS NOT NULL", Integer.class) == 2);
+        Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> jdbc.queryForObject(
+                                "SELECT count(*) FROM " + shopSchema + ".orders WHERE receipt_sent_at IS NOT NULL",
+                                Integer.class)
+                        == 2);
 
         // Sweep: each run is the job of a distinct due instant, and the instants are consecutive intervals.
         List<Map<String, Object>> sweeps = jdbc.queryForList("SELECT job_id, node FROM " + shopSchema + ".sweep_runs");
         TreeSet<Instant> dues = new TreeSet<>();
         Map<String, Integer> sweepsByNode = new TreeMap<>();
         for (Map<String, Object> row : sweeps) {
-            JobInfo job = baton.jobs().get(((Number) row.get("job_id")).longValue()).orElseThrow();
-            String key = job.idempotencyKey().orElseThrow();          // schedule:expire-carts:<due instant>
+            JobInfo job =
+                    baton.jobs().get(((Number) row.get("job_id")).longValue()).orElseThrow();
+            String key = job.idempotencyKey().orElseThrow(); // schedule:expire-carts:<due instant>
             assertThat(key).startsWith("schedule:expire-carts:");
             dues.add(Instant.parse(key.substring("schedule:expire-carts:".length())));
             sweepsByNode.merge((String) row.get("node"), 1, Integer::sum);
@@ -98,7 +110,9 @@ class TwoInstancesTest {
         Instant previous = null;
         for (Instant due : dues) {
             if (previous != null) {
-                assertThat(Duration.between(previous, due)).as("consecutive sweep instants").isEqualTo(INTERVAL);
+                assertThat(Duration.between(previous, due))
+                        .as("consecutive sweep instants")
+                        .isEqualTo(INTERVAL);
             }
             previous = due;
         }
@@ -108,8 +122,8 @@ class TwoInstancesTest {
         // (about 2 runs per interval).
         // Runs are generations of one lease; consecutive runs are at least a period apart
         // (within the clock slack), so their number fits the elapsed time, not twice that.
-        List<Map<String, Object>> reports = jdbc.queryForList("SELECT generation, node, ran_at FROM " + shopSchema
-                + ".report_runs ORDER BY generation");
+        List<Map<String, Object>> reports = jdbc.queryForList(
+                "SELECT generation, node, ran_at FROM " + shopSchema + ".report_runs ORDER BY generation");
         Map<String, Integer> reportsByNode = new TreeMap<>();
         reports.forEach(r -> reportsByNode.merge((String) r.get("node"), 1, Integer::sum));
         Instant first = ((java.sql.Timestamp) reports.get(0).get("ran_at")).toInstant();
@@ -124,17 +138,32 @@ class TwoInstancesTest {
         String survivor = holder.equals("shop-a") ? "shop-b" : "shop-a";
         (holder.equals("shop-a") ? a : b).close();
         JdbcTemplate survivorJdbc = survivorCtx.getBean(JdbcTemplate.class);
-        Awaitility.await().atMost(WAIT).until(() -> survivorJdbc.queryForObject("SELECT count(*) FROM " + shopSchema
-                + ".report_runs WHERE node = ?", Integer.class, survivor) > reportsByNode.getOrDefault(survivor, 0));
+        Awaitility.await()
+                .atMost(WAIT)
+                .until(() -> survivorJdbc.queryForObject(
+                                "SELECT count(*) FROM " + shopSchema + ".report_runs WHERE node = ?",
+                                Integer.class,
+                                survivor)
+                        > reportsByNode.getOrDefault(survivor, 0));
 
         long ticksPerInstance = span.toMillis() / INTERVAL.toMillis() + 1;
-        System.out.printf("TWO-INSTANCE SUMMARY: 2 instances (shop-a, shop-b) on one database, interval %d ms: "
+        System.out.printf(
+                "TWO-INSTANCE SUMMARY: 2 instances (shop-a, shop-b) on one database, interval %d ms: "
                         + "sweep 'expire-carts' ran %d times for %d distinct due instants (by node %s); "
                         + "single-runner report ran %d times in %d ms (at most %d allowed, about %d if each instance "
                         + "ran its own @Scheduled ticks; by node %s); after stopping %s, %s took the report over; "
                         + "2 receipts sent for 2 orders.%n",
-                INTERVAL.toMillis(), sweeps.size(), dues.size(), sweepsByNode, reports.size(), span.toMillis(), maxRuns,
-                2 * ticksPerInstance, reportsByNode, holder, survivor);
+                INTERVAL.toMillis(),
+                sweeps.size(),
+                dues.size(),
+                sweepsByNode,
+                reports.size(),
+                span.toMillis(),
+                maxRuns,
+                2 * ticksPerInstance,
+                reportsByNode,
+                holder,
+                survivor);
     }
 
     private int count(JdbcTemplate jdbc, String table) {

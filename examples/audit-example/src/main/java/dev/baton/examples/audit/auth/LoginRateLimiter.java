@@ -20,6 +20,8 @@ public class LoginRateLimiter {
     }
 
     public boolean tryLogin(String clientIp) {
-        return limitersByIp.computeIfAbsent(clientIp, ip -> RateLimiter.create(attemptsPerSecond)).tryAcquire();
+        return limitersByIp
+                .computeIfAbsent(clientIp, ip -> RateLimiter.create(attemptsPerSecond))
+                .tryAcquire();
     }
 }

@@ -29,16 +29,21 @@ public class StepUpGrantRegistry {
 
     public String issue(String subject) {
         long epoch = logoutEpochs.getOrDefault(subject, 0L);
-        String raw = UUID.randomUUID() + "|" + subject + "|" + epoch + "|" + clock.instant().plus(GRANT_TTL).toEpochMilli();
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        String raw = UUID.randomUUID() + "|" + subject + "|" + epoch + "|"
+                + clock.instant().plus(GRANT_TTL).toEpochMilli();
+        return Base64.getUrlEncoder()
+                .withoutPadding()
+                .encodeToString(raw.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     public boolean redeem(String grant) {
-        String[] parts = new String(Base64.getUrlDecoder().decode(grant), java.nio.charset.StandardCharsets.UTF_8).split("\\|");
+        String[] parts =
+                new String(Base64.getUrlDecoder().decode(grant), java.nio.charset.StandardCharsets.UTF_8).split("\\|");
         String subject = parts[1];
         long epoch = Long.parseLong(parts[2]);
         boolean live = Instant.ofEpochMilli(Long.parseLong(parts[3])).isAfter(clock.instant());
-        return live && epoch == logoutEpochs.getOrDefault(subject, 0L)
+        return live
+                && epoch == logoutEpochs.getOrDefault(subject, 0L)
                 && redeemedGrants.putIfAbsent(parts[0], clock.instant()) == null;
     }
 

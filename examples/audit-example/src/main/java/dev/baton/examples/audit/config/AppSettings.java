@@ -12,8 +12,8 @@ import org.springframework.context.annotation.Configuration;
 public class AppSettings {
     public static final List<String> SUPPORTED_LOCALES = List.of("en", "de", "fr");
     public static final int MAX_PAGE_SIZE = 200;
-    private static final Map<String, Duration> TIMEOUTS = Map.of("report", Duration.ofSeconds(30),
-            "login", Duration.ofSeconds(5));
+    private static final Map<String, Duration> TIMEOUTS =
+            Map.of("report", Duration.ofSeconds(30), "login", Duration.ofSeconds(5));
 
     private final Map<String, String> regionEndpoints;
 

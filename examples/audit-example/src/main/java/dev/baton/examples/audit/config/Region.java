@@ -5,7 +5,8 @@ import java.util.Map;
 
 /** Decoy: an enum with a lookup map built once in its static initializer. */
 public enum Region {
-    EU("eu"), US("us");
+    EU("eu"),
+    US("us");
 
     private static final Map<String, Region> BY_CODE = new HashMap<>();
 

@@ -28,8 +28,10 @@ public class Sweeps {
         List<Map<String, Object>> open = jdbc.queryForList(
                 "SELECT id, version FROM app.daily_entry WHERE locked = false AND day < current_date");
         for (Map<String, Object> e : open) {
-            int updated = jdbc.update("UPDATE app.daily_entry SET locked = true, version = version + 1 "
-                    + "WHERE id = ? AND version = ?", e.get("id"), e.get("version"));
+            int updated = jdbc.update(
+                    "UPDATE app.daily_entry SET locked = true, version = version + 1 " + "WHERE id = ? AND version = ?",
+                    e.get("id"),
+                    e.get("version"));
             if (updated == 0) {
                 log.error("Lock sweep failed for entry {}", e.get("id"));
             }

@@ -21,7 +21,8 @@ public class ReportService {
     }
 
     public List<Map<String, Object>> monthly(UUID accountId) {
-        Runnable release = limiter.tryAcquire(accountId).orElseThrow(() -> new IllegalStateException("too many reports"));
+        Runnable release =
+                limiter.tryAcquire(accountId).orElseThrow(() -> new IllegalStateException("too many reports"));
         try {
             return metrics.timeReport(() -> jdbc.queryForList(
                     "SELECT date_trunc('month', day) AS month, sum(amount) FROM app.entry WHERE account_id = ? GROUP BY 1",

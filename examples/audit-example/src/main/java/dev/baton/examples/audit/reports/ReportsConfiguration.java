@@ -8,7 +8,8 @@ import org.springframework.context.annotation.Configuration;
 @Configuration
 public class ReportsConfiguration {
     @Bean
-    public ReportConcurrencyLimiter reportConcurrencyLimiter(@Value("${example.reports.per-account:2}") int perAccount) {
+    public ReportConcurrencyLimiter reportConcurrencyLimiter(
+            @Value("${example.reports.per-account:2}") int perAccount) {
         return new ReportConcurrencyLimiter(perAccount);
     }
 }
