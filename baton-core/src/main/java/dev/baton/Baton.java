@@ -429,8 +429,8 @@ public final class Baton implements AutoCloseable {
             return this;
         }
 
-        /** Pause points for tests (see {@code dev.baton.testkit.PausePoints}); never set in production. */
-        public Builder testHooks(Hooks hooks) {
+        /** Pause points for tests (see {@code dev.baton.testkit.PausePoints}); not part of the API. */
+        Builder testHooks(Hooks hooks) {
             this.hooks = Objects.requireNonNull(hooks, "hooks");
             return this;
         }

@@ -6,7 +6,7 @@ package dev.baton;
  * nothing. The point names are listed in {@link Points}.
  */
 @FunctionalInterface
-public interface Hooks {
+interface Hooks {
     Hooks NONE = point -> {};
 
     void reach(String point);
