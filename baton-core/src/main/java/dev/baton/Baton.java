@@ -98,7 +98,8 @@ public final class Baton implements AutoCloseable {
                 b.app,
                 b.appVersion,
                 b.worker != null ? List.copyOf(b.handlers.keySet()) : null,
-                b.worker != null ? Maintenance.JobSettings.of(b.worker) : null);
+                b.worker != null ? Maintenance.JobSettings.of(b.worker) : null,
+                b.ticker);
         this.app = b.app;
         this.appVersion = b.appVersion;
         this.declared = List.copyOf(b.schedules.values());
@@ -153,8 +154,8 @@ public final class Baton implements AutoCloseable {
                 ticker);
         Duration schedulerPoll =
                 (workerConfig != null ? workerConfig : WorkerConfig.builder().build()).pollInterval();
-        Scheduler schedulerTask =
-                new Scheduler(dataSource, schedules, jobStore, notifier, schedulerPoll, app, appVersion, metrics);
+        Scheduler schedulerTask = new Scheduler(
+                dataSource, schedules, jobStore, notifier, schedulerPoll, app, appVersion, metrics, ticker);
         // Baton's own runner: test pause points are for the application's leases, never for this one.
         Leases ownLeases = new Leases(dataSource, schema, Hooks.NONE, ticker, notifier);
         this.maintenance = new Leadership(
@@ -216,6 +217,7 @@ public final class Baton implements AutoCloseable {
         } else {
             SchemaMigrator.verify(dataSource, schema);
         }
+        registrar.register();
         registrar.start();
         try {
             if (!declared.isEmpty()) {

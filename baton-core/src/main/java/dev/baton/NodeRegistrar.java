@@ -13,10 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * application and version it runs and which job kinds it handles, so the maintenance leader can tell
  * kinds that no live node handles.
  */
-final class NodeRegistrar {
+final class NodeRegistrar extends Service {
     private static final Logger log = LoggerFactory.getLogger(NodeRegistrar.class);
     static final int PROTOCOL_VERSION = 1;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -43,9 +41,10 @@ final class NodeRegistrar {
     /** Looked up once: a slow name service must not delay every heartbeat. */
     private final String host = hostName();
 
-    private ScheduledExecutorService scheduler;
     /** Heartbeats run bounded (a black-holed socket must not hang them), each on a borrowed connection. */
     private final BoundedCalls calls;
+    /** Set before the first pass: when the first heartbeat is due (0 once it ran). Service thread only. */
+    private long firstBeatAt;
 
     /**
      * @param kinds       the job kinds this node handles, or null when it runs no worker (it handles none)
@@ -60,7 +59,9 @@ final class NodeRegistrar {
             String app,
             String appVersion,
             List<String> kinds,
-            Maintenance.JobSettings jobSettings) {
+            Maintenance.JobSettings jobSettings,
+            LongSupplier ticker) {
+        super("baton-node-heartbeat", ticker);
         this.db = Db.of(dataSource);
         this.sql = Sql.load("node.sql", Identifiers.schema(schema));
         this.nodeId = nodeId;
@@ -86,23 +87,50 @@ final class NodeRegistrar {
         }
     }
 
-    synchronized void start() {
-        if (scheduler != null) {
-            return;
+    /** Registers the node, in the caller's thread (a failure stops the node's start); the heartbeat is {@link #start()}. */
+    void register() {
+        try {
+            db.call("registering node '" + nodeId + "'", c -> {
+                warnIfTaken(c);
+                try (PreparedStatement ps = c.prepareStatement(sql.get("register"))) {
+                    bindRegistration(ps, 0);
+                    return ps.executeUpdate();
+                }
+            });
+        } catch (SQLException e) {
+            throw new BatonException("registering node '" + nodeId + "' failed: " + e.getMessage(), e);
         }
-        register();
-        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "baton-node-heartbeat");
-            t.setDaemon(true);
-            return t;
-        });
-        long ms = interval.toMillis();
-        scheduler.scheduleWithFixedDelay(
-                this::beatSafely, Leases.jitter(ms * 1_000_000L) / 1_000_000L, ms, TimeUnit.MILLISECONDS);
     }
 
-    /** Records one heartbeat; bounded to one interval, on the server too. */
-    void runOnce() throws SQLException, TimeoutException {
+    /** The first heartbeat comes after a jittered interval, so nodes started together do not beat in step. */
+    @Override
+    void beforeFirstPass() {
+        firstBeatAt = ticker.getAsLong() + jitter(interval.toNanos());
+    }
+
+    /**
+     * Records one heartbeat, bounded to one interval (on the server too); a failure is logged and the next
+     * beat comes at its time. Returns the time until the next beat (one interval from this one's start).
+     */
+    @Override
+    long runOnce() {
+        long now = ticker.getAsLong();
+        if (firstBeatAt != 0 && firstBeatAt - now > 0) {
+            return firstBeatAt - now;
+        }
+        firstBeatAt = 0;
+        try {
+            beat();
+        } catch (SQLException | TimeoutException | RuntimeException e) {
+            log.warn(
+                    "heartbeat of node '{}' failed: {}",
+                    nodeId,
+                    e instanceof TimeoutException ? "no answer within " + interval : e.getMessage());
+        }
+        return interval.toNanos() - (ticker.getAsLong() - now);
+    }
+
+    private void beat() throws SQLException, TimeoutException {
         long bound = interval.toNanos();
         boolean recorded = calls.call(
                 c -> {
@@ -117,31 +145,6 @@ final class NodeRegistrar {
                 bound);
         if (!recorded) {
             log.warn("node '{}' is recorded as stopped; heartbeat not recorded", nodeId);
-        }
-    }
-
-    private void beatSafely() {
-        try {
-            runOnce();
-        } catch (SQLException | TimeoutException | RuntimeException e) {
-            log.warn(
-                    "heartbeat of node '{}' failed: {}",
-                    nodeId,
-                    e instanceof TimeoutException ? "no answer within " + interval : e.getMessage());
-        }
-    }
-
-    private void register() {
-        try {
-            db.call("registering node '" + nodeId + "'", c -> {
-                warnIfTaken(c);
-                try (PreparedStatement ps = c.prepareStatement(sql.get("register"))) {
-                    bindRegistration(ps, 0);
-                    return ps.executeUpdate();
-                }
-            });
-        } catch (SQLException e) {
-            throw new BatonException("registering node '" + nodeId + "' failed: " + e.getMessage(), e);
         }
     }
 
@@ -205,11 +208,8 @@ final class NodeRegistrar {
         }
     }
 
-    synchronized void stop() {
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-            scheduler = null;
-        }
+    @Override
+    void afterLastPass() {
         calls.close();
     }
 

@@ -205,8 +205,9 @@ final class Notifier implements AutoCloseable {
                 return ps.execute();
             }
         });
+        // Real time, not the (test-controllable) ticker: it bounds blocking socket reads, not a lease.
         long deadline = System.nanoTime() + PROBE_TIMEOUT.toNanos();
-        while (latch.getCount() > 0 && System.nanoTime() < deadline) {
+        while (latch.getCount() > 0 && System.nanoTime() - deadline < 0) {
             PGNotification[] batch = listener.getNotifications(100);
             if (batch != null) {
                 for (PGNotification n : batch) {

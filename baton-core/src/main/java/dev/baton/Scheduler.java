@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +39,8 @@ final class Scheduler implements LeaderTask {
     private final String app;
     private final String appVersion;
     private final BatonMetrics metrics;
+    /** Monotonic nanoseconds: when to look for orphaned schedules again. */
+    private final LongSupplier ticker;
 
     Scheduler(
             DataSource dataSource,
@@ -47,8 +50,10 @@ final class Scheduler implements LeaderTask {
             Duration pollInterval,
             String app,
             String appVersion,
-            BatonMetrics metrics) {
+            BatonMetrics metrics,
+            LongSupplier ticker) {
         this.db = Db.of(dataSource);
+        this.ticker = ticker;
         this.schedules = schedules;
         this.jobStore = jobStore;
         this.notifier = notifier;
@@ -62,15 +67,15 @@ final class Scheduler implements LeaderTask {
     public void run(LeaderContext ctx) {
         // Not at once: a new term often follows an outage, after which every node's heartbeat looks stale
         // until its next beat. (The node's own version is protected anyway, and reconciling re-enables.)
-        long lastOrphanCheck = System.nanoTime();
+        long lastOrphanCheck = ticker.getAsLong();
         try (Notifier.Subscription wake = notifier.subscribe(schedules.notifyChannel(), "changed")) {
             while (!ctx.isCancelled()) {
                 long waitNanos = pollInterval.toNanos();
                 try {
                     runOnce();
-                    if (System.nanoTime() - lastOrphanCheck >= ORPHAN_CHECK.toNanos()) {
+                    if (ticker.getAsLong() - lastOrphanCheck >= ORPHAN_CHECK.toNanos()) {
                         schedules.reconcile(app, appVersion);
-                        lastOrphanCheck = System.nanoTime();
+                        lastOrphanCheck = ticker.getAsLong();
                     }
                     // Sleep until the next due instant (on the database clock); with notifications
                     // active, a declaration or pause wakes us, so polling is only a safety net.

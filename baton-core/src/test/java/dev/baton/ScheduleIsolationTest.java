@@ -52,7 +52,8 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
                     public void scheduleFailed(String schedule) {
                         failed.add(schedule);
                     }
-                });
+                },
+                System::nanoTime);
 
         awaitDbClock(nextRunAt("tick"));
         assertThat(scheduler.runOnce()).as("tick fired").isGreaterThanOrEqualTo(1);

@@ -60,7 +60,15 @@ abstract class ScheduleTestSupport extends DbTest {
     Scheduler scheduler(DataSource ds, String app) {
         Schedules s = Baton.builder(ds).schema(schema).build().schedules();
         return new Scheduler(
-                ds, s, new JobStore(schema), Notifier.polling(), Duration.ofMillis(100), app, "0", BatonMetrics.NONE);
+                ds,
+                s,
+                new JobStore(schema),
+                Notifier.polling(),
+                Duration.ofMillis(100),
+                app,
+                "0",
+                BatonMetrics.NONE,
+                System::nanoTime);
     }
 
     /** Holds the scheduler's leader lease for the rest of the test, so no node fires: the test does. */

@@ -1,0 +1,162 @@
+package dev.baton;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A claimed attempt running on this node, and its handler's {@link JobContext}. The heartbeater extends
+ * its lease and stops it when the lease cannot be confirmed in time; the handler sees the stop through
+ * {@link #isCancelled()}, {@link #awaitCancellation} and an interrupt.
+ */
+final class RunningAttempt implements JobContext {
+    /** Why a running attempt was told to stop. */
+    enum StopReason {
+        CANCEL_REQUESTED,
+        TIMEOUT,
+        LOST,
+        DEADLINE,
+        DRAIN
+    }
+
+    final JobStore.Claimed job;
+    final boolean hasTimeout;
+    final long timeoutAt;
+    final CountDownLatch stopped = new CountDownLatch(1);
+    volatile long confirmedSendNanos;
+    volatile StopReason stopReason;
+    volatile Thread thread;
+    volatile boolean completedInTransaction;
+    /** The handler returned; only the outcome's recording is pending. */
+    volatile boolean finished;
+    /** The handler's own thread found the stop (isCancelled() true, awaitCancellation() woken by it). */
+    volatile boolean observedStop;
+    /** The handler returned normally without having seen a stop that had arrived. */
+    volatile boolean finishedUnaware;
+
+    private final long halfLeaseNanos;
+    private final Db db;
+    private final JobStore store;
+    private final Hooks hooks;
+
+    RunningAttempt(JobStore.Claimed job, long claimSendNanos, Duration jobLease, Db db, JobStore store, Hooks hooks) {
+        this.job = job;
+        this.halfLeaseNanos = jobLease.toNanos() / 2;
+        this.db = db;
+        this.store = store;
+        this.hooks = hooks;
+        this.confirmedSendNanos = claimSendNanos;
+        this.hasTimeout = job.timeoutMs() != null;
+        this.timeoutAt = hasTimeout ? claimSendNanos + job.timeoutMs() * 1_000_000L : 0;
+    }
+
+    /** Half the job lease after the send time of the last confirmed claim or heartbeat. */
+    long deadline() {
+        return confirmedSendNanos + halfLeaseNanos;
+    }
+
+    /** The handler has returned: later stops must not interrupt the pool thread (it runs other jobs). */
+    synchronized void finish() {
+        finished = true;
+        thread = null;
+    }
+
+    /** Tells the handler to stop; true if this call did it (first reason wins). */
+    synchronized boolean stop(StopReason reason) {
+        if (stopReason != null) {
+            return false;
+        }
+        stopReason = reason;
+        stopped.countDown();
+        Thread t = thread;
+        if (t != null) {
+            t.interrupt();
+        }
+        return true;
+    }
+
+    @Override
+    public long jobId() {
+        return job.id();
+    }
+
+    @Override
+    public String kind() {
+        return job.kind();
+    }
+
+    @Override
+    public String queue() {
+        return job.queue();
+    }
+
+    @Override
+    public int attempt() {
+        return job.attempt();
+    }
+
+    @Override
+    public int maxAttempts() {
+        return job.maxAttempts();
+    }
+
+    @Override
+    public long attemptToken() {
+        return job.token();
+    }
+
+    @Override
+    public String idempotencyKey() {
+        return "baton-job-" + job.id();
+    }
+
+    @Override
+    public boolean isCancelled() {
+        boolean cancelled = stopReason != null;
+        if (cancelled && Thread.currentThread() == thread) {
+            observedStop = true;
+        }
+        return cancelled;
+    }
+
+    @Override
+    public boolean awaitCancellation(Duration timeout) {
+        boolean cancelled;
+        try {
+            cancelled = stopped.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            cancelled = true;
+        }
+        if (cancelled && Thread.currentThread() == thread) {
+            observedStop = true;
+        }
+        return cancelled;
+    }
+
+    @Override
+    public <T> T transaction(FencedWork<T> work) {
+        if (stopReason != null) {
+            throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id() + " was stopped ("
+                    + stopReason + "); its transaction is refused");
+        }
+        try {
+            T result = db.transaction("job " + job.id() + " attempt " + job.attempt(), c -> {
+                if (!store.fenceAttempt(c, job.id(), job.token())) {
+                    throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id()
+                            + " is no longer current (rescued, cancelled or finished); nothing was written");
+                }
+                T r = Db.runApplicationWork("the transaction of job " + job.id(), () -> work.apply(c));
+                store.complete(c, new long[] {job.id()}, new long[] {job.token()});
+                hooks.reach(Hooks.Points.JOB_TX_BEFORE_COMMIT);
+                return r;
+            });
+            completedInTransaction = true;
+            return result;
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new BatonException("transaction of job " + job.id() + " failed: " + e.getMessage(), e);
+        }
+    }
+}

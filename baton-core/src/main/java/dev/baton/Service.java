@@ -1,0 +1,161 @@
+package dev.baton;
+
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shape of a background service: one named daemon thread that runs {@link #runOnce()} in a loop,
+ * waits between passes for as long as the pass asked (or until {@link #wake()} or {@link #stop()}),
+ * and logs and continues when a pass fails, so a service never dies of one bad pass. {@code start} and
+ * {@code stop} are idempotent; a stopped service is not started again. Time comes from the injected
+ * ticker (nanoseconds, monotonic), so tests can drive it.
+ *
+ * <p>Tests call {@code runOnce()} directly, against a real database, without starting the thread.
+ */
+abstract class Service {
+    private static final Logger log = LoggerFactory.getLogger(Service.class);
+    /** How long a service waits after a failed pass before it tries again. */
+    static final long RETRY_AFTER_FAILURE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final String name;
+    protected final LongSupplier ticker;
+    private final Object signal = new Object();
+    /** Guarded by {@code signal}: a wake() arrived since the last wait began. */
+    private boolean woken;
+
+    private volatile boolean running;
+    private Thread thread;
+    private boolean started;
+
+    Service(String name, LongSupplier ticker) {
+        this.name = name;
+        this.ticker = ticker;
+    }
+
+    /** The thread's name, also used in log lines. */
+    final String name() {
+        return name;
+    }
+
+    /**
+     * One pass of the service's work. Returns how long to wait before the next pass, in nanoseconds
+     * (zero or less: at once); the wait ends early on {@link #wake()} or {@link #stop()}. Failures are
+     * logged by the loop, which then waits {@link #RETRY_AFTER_FAILURE_NANOS}.
+     */
+    abstract long runOnce() throws Exception;
+
+    /** Runs on the service's thread before the first pass. */
+    void beforeFirstPass() {}
+
+    /** Runs on the caller of {@link #stop()} once the loop is told to end, before waiting for it (unblocks a pass). */
+    void onStopRequested() {}
+
+    /** Runs on the caller of {@link #stop()} after the loop has ended (a final flush, closing resources). */
+    void afterLastPass() {}
+
+    /** Starts the loop thread. A second call, or a call after {@link #stop()}, does nothing. */
+    final synchronized void start() {
+        if (started) {
+            return;
+        }
+        started = true;
+        running = true;
+        Thread t = new Thread(this::loop, name);
+        t.setDaemon(true);
+        thread = t;
+        t.start();
+    }
+
+    /**
+     * Ends the loop: the pass under way finishes, the next does not start. Waits for the thread (at
+     * most 30 s: a pass stuck in a call it cannot leave is abandoned to its daemon thread), then runs
+     * {@link #afterLastPass()}. A second call does nothing.
+     */
+    final void stop() {
+        Thread t;
+        synchronized (this) {
+            if (!running) {
+                return;
+            }
+            running = false;
+            t = thread;
+            thread = null;
+        }
+        onStopRequested();
+        wake();
+        if (t != Thread.currentThread()) {
+            join(t);
+        }
+        afterLastPass();
+    }
+
+    /** True from {@link #start()} until {@link #stop()}. */
+    final boolean isRunning() {
+        return running;
+    }
+
+    /** Ends the current wait early (or the next one, if none is under way): the next pass starts at once. */
+    final void wake() {
+        synchronized (signal) {
+            woken = true;
+            signal.notifyAll();
+        }
+    }
+
+    /** {@code nanos} varied by ±20%, so services of many nodes do not run in step. */
+    static long jitter(long nanos) {
+        return Leases.jitter(nanos);
+    }
+
+    private void loop() {
+        try {
+            beforeFirstPass();
+            while (running) {
+                long wait;
+                try {
+                    wait = runOnce();
+                } catch (InterruptedException e) {
+                    if (!running) {
+                        return;
+                    }
+                    wait = RETRY_AFTER_FAILURE_NANOS;
+                } catch (Exception e) {
+                    log.warn("{}: a pass failed; retrying", name, e);
+                    wait = RETRY_AFTER_FAILURE_NANOS;
+                }
+                await(wait);
+            }
+        } catch (RuntimeException | Error e) {
+            log.error("{} died", name, e);
+        }
+    }
+
+    private void await(long nanos) {
+        synchronized (signal) {
+            long deadline = ticker.getAsLong() + nanos;
+            long left = nanos;
+            while (running && !woken && left > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(signal, left);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                left = deadline - ticker.getAsLong();
+            }
+            woken = false;
+        }
+    }
+
+    private static void join(Thread t) {
+        if (t == null) {
+            return;
+        }
+        try {
+            t.join(30_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

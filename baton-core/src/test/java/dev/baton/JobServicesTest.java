@@ -1,0 +1,153 @@
+package dev.baton;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.baton.RunningAttempt.StopReason;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The worker's services one at a time: each test builds one service on a real database and calls its
+ * {@code runOnce()} directly (no thread started), with a ticker the test moves.
+ */
+class JobServicesTest extends DbTest {
+    private static final Duration LEASE = Duration.ofSeconds(30);
+
+    private Jobs jobs() {
+        return new Jobs(appPool, new JobStore(schema), PayloadCodec.jackson(), WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES);
+    }
+
+    /** Enqueues {@code n} jobs of kind "k" and claims them as node "n1". */
+    private List<JobStore.Claimed> claim(JobStore store, int n) throws SQLException {
+        for (int i = 0; i < n; i++) {
+            jobs().enqueue(JobRequest.of("k", Map.of("i", i)));
+        }
+        try (Connection c = pool.getConnection()) {
+            return store.claim(c, "default", new String[] {"k"}, n, LEASE.toMillis(), "n1");
+        }
+    }
+
+    private JobState state(long id) {
+        return jobs().get(id).orElseThrow().state();
+    }
+
+    @Test
+    void theCompleterRecordsABatchFencedByTokenThenFreesItsSlotsAndWakesEachClaimerOnce() throws Exception {
+        JobStore store = new JobStore(schema);
+        List<JobStore.Claimed> claimed = claim(store, 4);
+        assertThat(claimed).hasSize(4);
+        JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
+        Notifier.Subscription wake = Notifier.polling().subscribe("test", "default");
+        AtomicInteger freed = new AtomicInteger();
+
+        List<AttemptOutcome> outcomes = List.of(
+                AttemptOutcome.success(claimed.get(0)),
+                AttemptOutcome.fail(claimed.get(1), JobErrors.json(1, "n1", "Boom", "boom", null)),
+                AttemptOutcome.release(claimed.get(2)),
+                // an attempt that is no longer current (its token is not the job's): writes nothing
+                AttemptOutcome.success(stale(claimed.get(3))));
+        for (AttemptOutcome o : outcomes) {
+            o.free = freed::incrementAndGet;
+            o.wake = wake;
+            completer.add(o);
+        }
+        assertThat(completer.pending()).isEqualTo(4);
+
+        assertThat(completer.runOnce()).isZero();
+
+        assertThat(completer.pending()).isZero();
+        assertThat(state(claimed.get(0).id())).isEqualTo(JobState.SUCCEEDED);
+        assertThat(state(claimed.get(1).id())).isEqualTo(JobState.FAILED);
+        assertThat(state(claimed.get(2).id())).isEqualTo(JobState.AVAILABLE);
+        assertThat(state(claimed.get(3).id())).isEqualTo(JobState.RUNNING);
+        assertThat(freed).hasValue(4);
+        assertThat(wake.await(0)).as("the claimer was woken").isTrue();
+    }
+
+    @Test
+    void theHeartbeaterExtendsLeasesStopsLostAttemptsAndSelfStopsPastHalfTheLease() throws Exception {
+        JobStore store = new JobStore(schema);
+        List<JobStore.Claimed> claimed = claim(store, 3);
+        AtomicLong clock = new AtomicLong(1_000_000_000L);
+        Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
+        for (JobStore.Claimed job : claimed) {
+            running.put(job.id(), new RunningAttempt(job, clock.get(), LEASE, Db.of(appPool), store, Hooks.NONE));
+        }
+        Duration interval = Duration.ofSeconds(5);
+        JobHeartbeater heartbeater = closeLater(new ServiceCloser<>(
+                        new JobHeartbeater(running, appPool, store, Hooks.NONE, LEASE, interval, clock::get)))
+                .service;
+        RunningAttempt kept = running.get(claimed.get(0).id());
+        RunningAttempt lost = running.get(claimed.get(1).id());
+        RunningAttempt cancelled = running.get(claimed.get(2).id());
+        // Another node took job 1 over (a rescue and a new claim give it a new token).
+        exec("UPDATE " + schema + ".job SET attempt_token = attempt_token + 1000 WHERE id = " + lost.job.id());
+        exec("UPDATE " + schema + ".job SET cancel_requested = true WHERE id = " + cancelled.job.id());
+        long leaseBefore = leaseExpiresMillis(kept.job.id());
+
+        // Before the beat is due, nothing happens; the answer is the time until it is.
+        assertThat(heartbeater.runOnce()).isEqualTo(interval.toNanos());
+        assertThat(lost.stopReason).isNull();
+
+        clock.addAndGet(interval.toNanos());
+        assertThat(heartbeater.runOnce()).isZero(); // beat sent: look at the deadlines again at once
+        assertThat(kept.stopReason).isNull();
+        assertThat(kept.confirmedSendNanos).isEqualTo(clock.get());
+        assertThat(leaseExpiresMillis(kept.job.id())).isGreaterThan(leaseBefore);
+        assertThat(lost.stopReason).isEqualTo(StopReason.LOST);
+        assertThat(cancelled.stopReason).isEqualTo(StopReason.CANCEL_REQUESTED);
+
+        // The clock jumps past half the job lease from the last confirmed beat, before the next beat is
+        // due: the attempt can no longer prove it owns the job, and stops.
+        clock.addAndGet(LEASE.toNanos() / 2);
+        heartbeater.runOnce();
+        assertThat(kept.stopReason).isEqualTo(StopReason.DEADLINE);
+    }
+
+    private static JobStore.Claimed stale(JobStore.Claimed c) {
+        return new JobStore.Claimed(
+                c.id(),
+                c.queue(),
+                c.kind(),
+                c.payloadJson(),
+                c.attempt(),
+                c.maxAttempts(),
+                c.token() + 1000,
+                c.timeoutMs(),
+                c.waitedMs());
+    }
+
+    private void exec(String sql) throws SQLException {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.executeUpdate();
+        }
+    }
+
+    private long leaseExpiresMillis(long id) throws SQLException {
+        return count("SELECT (extract(epoch FROM lease_expires_at) * 1000)::bigint FROM " + schema + ".job WHERE id = "
+                + id);
+    }
+
+    /** Closes a service's resources after the test (it is never started, so stop() has nothing to do). */
+    private static final class ServiceCloser<S extends Service> implements AutoCloseable {
+        final S service;
+
+        ServiceCloser(S service) {
+            this.service = service;
+        }
+
+        @Override
+        public void close() {
+            service.afterLastPass();
+        }
+    }
+}
