@@ -1,5 +1,8 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.service.Hooks;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -423,7 +426,7 @@ public final class Baton implements AutoCloseable {
 
         /** How often this node records its heartbeat; at least 100 ms. */
         public Builder nodeHeartbeat(Duration interval) {
-            Leases.requirePositive("nodeHeartbeat", interval, false);
+            Checks.requirePositive("nodeHeartbeat", interval, false);
             if (interval.compareTo(Duration.ofMillis(100)) < 0) {
                 throw new IllegalArgumentException("nodeHeartbeat must be at least PT0.1S, but was " + interval);
             }
@@ -533,7 +536,7 @@ public final class Baton implements AutoCloseable {
          * one second (days, in production), default {@link #DEFAULT_RETENTION}. Use the same value on every node.
          */
         public Builder retention(Duration retention) {
-            Leases.requirePositive("retention", retention, false);
+            Checks.requirePositive("retention", retention, false);
             if (retention.compareTo(Duration.ofSeconds(1)) < 0) {
                 throw new IllegalArgumentException("retention must be at least PT1S, but was " + retention);
             }

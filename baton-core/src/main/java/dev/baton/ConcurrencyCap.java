@@ -1,5 +1,7 @@
 package dev.baton;
 
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.service.Hooks;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;

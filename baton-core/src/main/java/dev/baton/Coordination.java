@@ -1,5 +1,11 @@
 package dev.baton;
 
+import dev.baton.internal.db.BoundedCalls;
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
+import dev.baton.internal.service.Hooks;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -122,7 +128,7 @@ public final class Coordination {
                     + (deliveryId == null ? "null" : deliveryId.length() + " characters"));
         }
         requireTtl("ttl", ttl);
-        Leases.requirePositive("timeout", timeout, false);
+        Checks.requirePositive("timeout", timeout, false);
         Objects.requireNonNull(onTimeout, "onTimeout");
         // The statement gives up well inside the caller's wait (which includes the wait for a connection).
         long bound = BoundedCalls.serverMillis(timeout.toNanos());
@@ -350,7 +356,7 @@ public final class Coordination {
         for (String k : keys) {
             sorted.add(Identifiers.name("lock key", k));
         }
-        Leases.requirePositive("lockTimeout", lockTimeout, false);
+        Checks.requirePositive("lockTimeout", lockTimeout, false);
         Objects.requireNonNull(work, "work");
         List<Runnable> afterCommit = new ArrayList<>();
         AtomicBoolean granted = new AtomicBoolean();
@@ -560,14 +566,14 @@ public final class Coordination {
     }
 
     static void requireDecisionTimeout(Duration timeout) {
-        Leases.requirePositive("decisionTimeout", timeout, false);
+        Checks.requirePositive("decisionTimeout", timeout, false);
         if (timeout.compareTo(Duration.ofMillis(10)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
             throw new IllegalArgumentException("decisionTimeout must be between PT0.01S and PT1M, but was " + timeout);
         }
     }
 
     static void requireTtl(String what, Duration ttl) {
-        Leases.requirePositive(what, ttl, false);
+        Checks.requirePositive(what, ttl, false);
         if (ttl.compareTo(Leases.MIN_TTL) < 0 || ttl.compareTo(Duration.ofDays(3650)) > 0) {
             throw new IllegalArgumentException(
                     what + " must be between " + Leases.MIN_TTL + " and PT87600H, but was " + ttl);

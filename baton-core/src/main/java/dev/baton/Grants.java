@@ -3,6 +3,7 @@ package dev.baton;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.baton.internal.db.Identifiers;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
@@ -74,7 +75,7 @@ public final class Grants {
      */
     public String issue(String subject, Duration ttl) {
         Identifiers.name("subject", subject);
-        Leases.requirePositive("ttl", ttl, false);
+        Checks.requirePositive("ttl", ttl, false);
         if (ttl.compareTo(MAX_TTL) > 0) {
             throw new IllegalArgumentException("a grant's ttl must be at most " + MAX_TTL + ", but was " + ttl);
         }

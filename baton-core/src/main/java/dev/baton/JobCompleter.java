@@ -1,5 +1,8 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.service.Hooks;
+import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -51,7 +54,7 @@ final class JobCompleter extends Service {
      * {@value #MAX_BATCH}) as one batch. Returns 0: the next pass waits for the next outcome.
      */
     @Override
-    long runOnce() throws InterruptedException {
+    protected long runOnce() throws InterruptedException {
         List<AttemptOutcome> batch = new ArrayList<>();
         batch.add(outcomes.take());
         outcomes.drainTo(batch, MAX_BATCH - 1);
@@ -64,13 +67,13 @@ final class JobCompleter extends Service {
 
     /** Ends a wait for the next outcome. */
     @Override
-    void onStopRequested() {
+    protected void onStopRequested() {
         outcomes.add(AttemptOutcome.POISON);
     }
 
     /** Records what was queued before the stop. */
     @Override
-    void afterLastPass() {
+    protected void afterLastPass() {
         List<AttemptOutcome> rest = new ArrayList<>();
         outcomes.drainTo(rest);
         rest.remove(AttemptOutcome.POISON);

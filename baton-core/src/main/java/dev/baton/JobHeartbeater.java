@@ -1,6 +1,9 @@
 package dev.baton;
 
 import dev.baton.RunningAttempt.StopReason;
+import dev.baton.internal.db.BoundedCalls;
+import dev.baton.internal.service.Hooks;
+import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,7 +59,7 @@ final class JobHeartbeater extends Service {
     }
 
     @Override
-    void beforeFirstPass() {
+    protected void beforeFirstPass() {
         nextBeat = ticker.getAsLong() + interval;
     }
 
@@ -65,7 +68,7 @@ final class JobHeartbeater extends Service {
      * until the next thing to do: the next beat or the earliest deadline or timeout of a running attempt.
      */
     @Override
-    long runOnce() {
+    protected long runOnce() {
         long now = ticker.getAsLong();
         long wakeAt = nextBeat;
         for (RunningAttempt a : running.values()) {
@@ -100,7 +103,7 @@ final class JobHeartbeater extends Service {
     }
 
     @Override
-    void afterLastPass() {
+    protected void afterLastPass() {
         calls.close();
     }
 

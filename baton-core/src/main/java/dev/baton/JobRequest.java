@@ -1,5 +1,6 @@
 package dev.baton;
 
+import dev.baton.internal.db.Identifiers;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -121,7 +122,7 @@ public final class JobRequest {
 
     /** Not before this long after enqueue, on the database clock. Replaces any run-at. */
     public JobRequest delay(Duration delay) {
-        Leases.requirePositive("delay", delay, true);
+        Checks.requirePositive("delay", delay, true);
         return new JobRequest(
                 kind, payload, queue, priority, null, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
     }
@@ -138,7 +139,7 @@ public final class JobRequest {
 
     /** The handler is cancelled after this long; the attempt then fails (and may be retried). */
     public JobRequest timeout(Duration timeout) {
-        Leases.requirePositive("timeout", timeout, false);
+        Checks.requirePositive("timeout", timeout, false);
         return new JobRequest(
                 kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
     }

@@ -1,5 +1,9 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -371,7 +375,7 @@ final class JobStore {
                         rs.getString("payload"),
                         rs.getInt("priority"),
                         JobState.fromDb(rs.getString("state")),
-                        Leases.instant(rs, "run_at"),
+                        Jdbc.instant(rs, "run_at"),
                         rs.getInt("attempt"),
                         rs.getInt("max_attempts"),
                         Optional.ofNullable(rs.getString("claimed_by")),
@@ -380,8 +384,8 @@ final class JobStore {
                         rs.getInt("stall_count"),
                         rs.getBoolean("cancel_requested"),
                         errors.apply(rs.getString("errors")),
-                        Leases.instant(rs, "created_at"),
-                        Optional.ofNullable(Leases.instantOrNull(rs, "finished_at"))));
+                        Jdbc.instant(rs, "created_at"),
+                        Optional.ofNullable(Jdbc.instantOrNull(rs, "finished_at"))));
             }
         }
     }
@@ -396,7 +400,7 @@ final class JobStore {
                         rs.getString("queue"),
                         rs.getLong("available"),
                         rs.getLong("running"),
-                        Optional.ofNullable(Leases.instantOrNull(rs, "oldest_run_at")),
+                        Optional.ofNullable(Jdbc.instantOrNull(rs, "oldest_run_at")),
                         rs.getBoolean("paused")));
             }
         }

@@ -1,5 +1,9 @@
 package dev.baton;
 
+import dev.baton.internal.db.BoundedCalls;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.service.Hooks;
+import dev.baton.internal.service.Service;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -195,7 +199,7 @@ public final class Leadership implements AutoCloseable {
                         RevocationReason ended = lead(attempt.grant().get());
                         if (ended == RevocationReason.TASK_COMPLETED || ended == RevocationReason.TASK_FAILED) {
                             // A task that ends at once must not spin through generations.
-                            wake.await(Leases.jitter(config.pollInterval().toNanos()));
+                            wake.await(Service.jitter(config.pollInterval().toNanos()));
                         }
                         continue;
                     }
@@ -207,10 +211,10 @@ public final class Leadership implements AutoCloseable {
                     long untilExpiry = attempt.expiresInNanos() + 1_000_000;
                     wait = notifier.listening()
                             ? untilExpiry
-                            : Math.min(Leases.jitter(config.pollInterval().toNanos()), untilExpiry);
+                            : Math.min(Service.jitter(config.pollInterval().toNanos()), untilExpiry);
                 } catch (TimeoutException | RuntimeException | SQLException e) {
                     log.warn("campaign for lease '{}' by '{}' failed, retrying: {}", name, owner, describe(e));
-                    wait = Leases.jitter(config.pollInterval().toNanos());
+                    wait = Service.jitter(config.pollInterval().toNanos());
                 }
                 if (!stopping) {
                     wake.await(Math.max(wait, 1_000_000));

@@ -26,10 +26,10 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
     public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(10);
 
     public LeadershipConfig {
-        Leases.requirePositive("leaseTtl", leaseTtl, false);
-        Leases.requirePositive("renewInterval", renewInterval, false);
-        Leases.requirePositive("pollInterval", pollInterval, false);
-        Leases.requirePositive("stopTimeout", stopTimeout, true);
+        Checks.requirePositive("leaseTtl", leaseTtl, false);
+        Checks.requirePositive("renewInterval", renewInterval, false);
+        Checks.requirePositive("pollInterval", pollInterval, false);
+        Checks.requirePositive("stopTimeout", stopTimeout, true);
         if (leaseTtl.compareTo(Leases.MIN_TTL) < 0 || leaseTtl.compareTo(Leases.MAX_TTL) > 0) {
             throw new IllegalArgumentException(
                     "leaseTtl must be between " + Leases.MIN_TTL + " and " + Leases.MAX_TTL + ", but was " + leaseTtl);

@@ -1,10 +1,15 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
+import dev.baton.internal.service.Hooks;
+import dev.baton.internal.service.Service;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -12,7 +17,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
@@ -122,8 +126,8 @@ public final class Leases {
      * Returns empty if the wait ends without the lease.
      */
     public Optional<LeaseGrant> acquire(String name, String owner, Duration ttl, Duration maxWait, Duration poll) {
-        requirePositive("maxWait", maxWait, true);
-        requirePositive("poll", poll, false);
+        Checks.requirePositive("maxWait", maxWait, true);
+        Checks.requirePositive("poll", poll, false);
         long deadline = ticker.getAsLong() + maxWait.toNanos();
         String acquisition = newAcquisition(); // one acquisition: a retry after a lost answer recovers the grant
         try (Notifier.Subscription wake = notifier.subscribe(channel, name)) {
@@ -136,7 +140,8 @@ public final class Leases {
                 if (left <= 0) {
                     return Optional.empty();
                 }
-                long wait = Math.min(left, Math.min(jitter(poll.toNanos()), attempt.expiresInNanos() + 1_000_000));
+                long wait =
+                        Math.min(left, Math.min(Service.jitter(poll.toNanos()), attempt.expiresInNanos() + 1_000_000));
                 if (!wake.await(Math.max(wait, 1_000_000))) {
                     // Interrupted: stop waiting, keep the flag for the caller.
                     return Optional.empty();
@@ -181,11 +186,17 @@ public final class Leases {
                     // Someone else inserted the row after our snapshot; try again soon.
                     return new Attempt(Optional.empty(), Optional.empty(), 0);
                 }
-                Instant expiresAt = instant(rs, "expires_at");
-                Instant dbNow = instant(rs, "db_now");
+                Instant expiresAt = Jdbc.instant(rs, "expires_at");
+                Instant dbNow = Jdbc.instant(rs, "db_now");
                 if (rs.getBoolean("acquired")) {
                     LeaseGrant grant = new LeaseGrant(
-                            name, owner, rs.getLong("generation"), instant(rs, "acquired_at"), expiresAt, ttl, sent);
+                            name,
+                            owner,
+                            rs.getLong("generation"),
+                            Jdbc.instant(rs, "acquired_at"),
+                            expiresAt,
+                            ttl,
+                            sent);
                     closeEarlierHistory(c, grant);
                     return new Attempt(Optional.of(grant), Optional.of(owner), ttl.toNanos());
                 }
@@ -244,7 +255,7 @@ public final class Leases {
                 }
                 // The database extended the lease no earlier than the send time: the holder's local
                 // deadline counts from there, never from when the answer arrived.
-                return grant.renewed(instant(rs, "expires_at"), ttl, sent);
+                return grant.renewed(Jdbc.instant(rs, "expires_at"), ttl, sent);
             }
         }
     }
@@ -497,8 +508,8 @@ public final class Leases {
                                     rs.getString("name"),
                                     rs.getLong("generation"),
                                     rs.getString("owner_id"),
-                                    instant(rs, "acquired_at"),
-                                    Optional.ofNullable(instantOrNull(rs, "ended_at")),
+                                    Jdbc.instant(rs, "acquired_at"),
+                                    Optional.ofNullable(Jdbc.instantOrNull(rs, "ended_at")),
                                     Optional.ofNullable(rs.getString("end_reason"))));
                         }
                         return out;
@@ -517,24 +528,11 @@ public final class Leases {
                 rs.getString("name"),
                 Optional.ofNullable(rs.getString("owner_id")),
                 rs.getLong("generation"),
-                instant(rs, "acquired_at"),
-                instant(rs, "renewed_at"),
-                instant(rs, "expires_at"),
+                Jdbc.instant(rs, "acquired_at"),
+                Jdbc.instant(rs, "renewed_at"),
+                Jdbc.instant(rs, "expires_at"),
                 Optional.ofNullable(rs.getString("owner_meta")),
-                instant(rs, "db_now"));
-    }
-
-    static Instant instant(ResultSet rs, String column) throws SQLException {
-        Instant i = instantOrNull(rs, column);
-        if (i == null) {
-            throw new SQLException("column " + column + " is unexpectedly null");
-        }
-        return i;
-    }
-
-    static Instant instantOrNull(ResultSet rs, String column) throws SQLException {
-        Timestamp t = rs.getTimestamp(column);
-        return t == null ? null : t.toInstant();
+                Jdbc.instant(rs, "db_now"));
     }
 
     static void validate(String name, String owner, Duration ttl) {
@@ -547,20 +545,5 @@ public final class Leases {
             throw new IllegalArgumentException(
                     "lease ttl must be between " + MIN_TTL + " and " + MAX_TTL + ", but was " + ttl);
         }
-    }
-
-    static void requirePositive(String what, Duration d, boolean zeroAllowed) {
-        if (d == null) {
-            throw new IllegalArgumentException(what + " must be set, but was null");
-        }
-        if (d.isNegative() || (!zeroAllowed && d.isZero())) {
-            throw new IllegalArgumentException(
-                    what + " must be " + (zeroAllowed ? "zero or positive" : "positive") + ", but was " + d);
-        }
-    }
-
-    /** A duration with ±20% random variance, so candidates do not poll in lock-step. */
-    static long jitter(long nanos) {
-        return (long) (nanos * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
     }
 }

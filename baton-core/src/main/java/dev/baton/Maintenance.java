@@ -1,5 +1,6 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;

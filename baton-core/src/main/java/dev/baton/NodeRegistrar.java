@@ -1,6 +1,12 @@
 package dev.baton;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.baton.internal.db.BoundedCalls;
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
+import dev.baton.internal.service.Service;
 import java.net.InetAddress;
 import java.security.SecureRandom;
 import java.sql.Connection;
@@ -104,7 +110,7 @@ final class NodeRegistrar extends Service {
 
     /** The first heartbeat comes after a jittered interval, so nodes started together do not beat in step. */
     @Override
-    void beforeFirstPass() {
+    protected void beforeFirstPass() {
         firstBeatAt = ticker.getAsLong() + jitter(interval.toNanos());
     }
 
@@ -113,7 +119,7 @@ final class NodeRegistrar extends Service {
      * beat comes at its time. Returns the time until the next beat (one interval from this one's start).
      */
     @Override
-    long runOnce() {
+    protected long runOnce() {
         long now = ticker.getAsLong();
         if (firstBeatAt != 0 && firstBeatAt - now > 0) {
             return firstBeatAt - now;
@@ -209,7 +215,7 @@ final class NodeRegistrar extends Service {
     }
 
     @Override
-    void afterLastPass() {
+    protected void afterLastPass() {
         calls.close();
     }
 

@@ -1,5 +1,9 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -115,14 +119,14 @@ public final class Nodes {
                             out.add(new NodeInfo(
                                     rs.getString("id"),
                                     NodeState.fromDb(rs.getString("state")),
-                                    Leases.instant(rs, "started_at"),
-                                    Leases.instant(rs, "heartbeat_at"),
+                                    Jdbc.instant(rs, "started_at"),
+                                    Jdbc.instant(rs, "heartbeat_at"),
                                     Duration.ofMillis(rs.getLong("heartbeat_interval_ms")),
-                                    Optional.ofNullable(Leases.instantOrNull(rs, "stopped_at")),
+                                    Optional.ofNullable(Jdbc.instantOrNull(rs, "stopped_at")),
                                     rs.getInt("protocol_version"),
                                     Optional.ofNullable(rs.getString("host")),
                                     pidOpt,
-                                    Leases.instant(rs, "db_now")));
+                                    Jdbc.instant(rs, "db_now")));
                         }
                     }
                     return out;

@@ -1,5 +1,7 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;

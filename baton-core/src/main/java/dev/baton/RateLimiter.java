@@ -1,5 +1,7 @@
 package dev.baton;
 
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -36,7 +38,7 @@ public final class RateLimiter {
         if (localLimit < 0 || localLimit > limit) {
             throw new IllegalArgumentException("localLimit must be 0 to limit (" + limit + "), but was " + localLimit);
         }
-        Leases.requirePositive("window", window, false);
+        Checks.requirePositive("window", window, false);
         if (window.compareTo(Duration.ofMillis(1)) < 0 || window.compareTo(Duration.ofDays(1)) > 0) {
             throw new IllegalArgumentException("window must be between PT0.001S and PT24H, but was " + window);
         }

@@ -12,8 +12,8 @@ public record RetryPolicy(Duration base, double factor, Duration max, double jit
     public static final RetryPolicy DEFAULT = new RetryPolicy(Duration.ofSeconds(1), 2.0, Duration.ofHours(1), 0.2);
 
     public RetryPolicy {
-        Leases.requirePositive("base", base, true);
-        Leases.requirePositive("max", max, true);
+        Checks.requirePositive("base", base, true);
+        Checks.requirePositive("max", max, true);
         if (!(factor >= 1.0) || factor > 100) {
             throw new IllegalArgumentException("factor must be between 1 and 100, but was " + factor);
         }

@@ -1,5 +1,6 @@
 package dev.baton;
 
+import dev.baton.internal.db.Identifiers;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -36,7 +37,7 @@ public final class Revocations {
     Revocations(Coordination coord, String scope, Duration maxStaleness) {
         this.coord = coord;
         this.scope = Identifiers.name("revocation scope", scope);
-        Leases.requirePositive("maxStaleness", maxStaleness, true);
+        Checks.requirePositive("maxStaleness", maxStaleness, true);
         if (maxStaleness.compareTo(MAX_STALENESS) > 0) {
             throw new IllegalArgumentException(
                     "maxStaleness must be at most " + MAX_STALENESS + ", but was " + maxStaleness);

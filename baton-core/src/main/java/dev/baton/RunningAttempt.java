@@ -1,5 +1,7 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.service.Hooks;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

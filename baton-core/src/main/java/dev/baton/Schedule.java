@@ -5,6 +5,7 @@ import com.cronutils.model.CronType;
 import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
+import dev.baton.internal.db.Identifiers;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
@@ -331,7 +332,7 @@ public final class Schedule {
 
     /** How late an instant may fire before it counts as missed; default 1 minute. */
     public Schedule misfireThreshold(Duration threshold) {
-        Leases.requirePositive("misfireThreshold", threshold, false);
+        Checks.requirePositive("misfireThreshold", threshold, false);
         return with(
                 zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, threshold, allowOverlap);
     }

@@ -1,5 +1,7 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Jdbc;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -203,8 +205,8 @@ final class Scheduler implements LeaderTask {
                                 rs.getInt("catch_up_limit"),
                                 rs.getLong("misfire_threshold_ms"),
                                 rs.getBoolean("allow_overlap"),
-                                Leases.instant(rs, "next_run_at"),
-                                Leases.instant(rs, "db_now")));
+                                Jdbc.instant(rs, "next_run_at"),
+                                Jdbc.instant(rs, "db_now")));
                     }
                 }
             }

@@ -1,5 +1,9 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -89,13 +93,13 @@ public final class Schedules {
                                     Arrays.asList((String[])
                                             rs.getArray("declared_by").getArray()),
                                     rs.getString("definition_version"),
-                                    Leases.instant(rs, "next_run_at"),
-                                    Optional.ofNullable(Leases.instantOrNull(rs, "last_due_at")),
-                                    Optional.ofNullable(Leases.instantOrNull(rs, "last_fired_at")),
+                                    Jdbc.instant(rs, "next_run_at"),
+                                    Optional.ofNullable(Jdbc.instantOrNull(rs, "last_due_at")),
+                                    Optional.ofNullable(Jdbc.instantOrNull(rs, "last_fired_at")),
                                     lastJob,
                                     Optional.ofNullable(state).map(JobState::fromDb),
                                     rs.getLong("misfired_total"),
-                                    Optional.ofNullable(Leases.instantOrNull(rs, "failing_since")),
+                                    Optional.ofNullable(Jdbc.instantOrNull(rs, "failing_since")),
                                     rs.getInt("error_count"),
                                     Optional.ofNullable(rs.getString("last_error"))));
                         }

@@ -1,5 +1,9 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

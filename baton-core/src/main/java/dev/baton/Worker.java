@@ -1,6 +1,9 @@
 package dev.baton;
 
 import dev.baton.RunningAttempt.StopReason;
+import dev.baton.internal.db.Db;
+import dev.baton.internal.service.Hooks;
+import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -255,14 +258,14 @@ final class Worker {
                 // With LISTEN active, enqueues wake us at once; polling is only the safety net.
                 long poll = config.pollInterval().toNanos() * (notifier.listening() ? 5 : 1);
                 if (free == 0 && more) {
-                    wake.await(Leases.jitter(poll)); // every slot busy: wait for one, then coalesce again
+                    wake.await(Service.jitter(poll)); // every slot busy: wait for one, then coalesce again
                     continue;
                 }
                 more = claimed > 0 && claimed == free;
                 if (more) {
                     continue; // maybe more are ready
                 }
-                wake.await(Leases.jitter(poll));
+                wake.await(Service.jitter(poll));
             }
         }
 

@@ -68,13 +68,13 @@ public record WorkerConfig(
             }
         });
         queues = Map.copyOf(queues);
-        Leases.requirePositive("jobLease", jobLease, false);
-        Leases.requirePositive("heartbeatInterval", heartbeatInterval, false);
-        Leases.requirePositive("pollInterval", pollInterval, false);
-        Leases.requirePositive("rescueInterval", rescueInterval, false);
-        Leases.requirePositive("drainTimeout", drainTimeout, true);
-        Leases.requirePositive("retention", retention, true);
-        Leases.requirePositive("unhandledKindTimeout", unhandledKindTimeout, false);
+        Checks.requirePositive("jobLease", jobLease, false);
+        Checks.requirePositive("heartbeatInterval", heartbeatInterval, false);
+        Checks.requirePositive("pollInterval", pollInterval, false);
+        Checks.requirePositive("rescueInterval", rescueInterval, false);
+        Checks.requirePositive("drainTimeout", drainTimeout, true);
+        Checks.requirePositive("retention", retention, true);
+        Checks.requirePositive("unhandledKindTimeout", unhandledKindTimeout, false);
         if (jobLease.compareTo(Leases.MIN_TTL) < 0) {
             throw new IllegalArgumentException("jobLease must be at least " + Leases.MIN_TTL + ", but was " + jobLease);
         }

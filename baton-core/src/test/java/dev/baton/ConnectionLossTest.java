@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.Lending;
 import dev.baton.testkit.PausePoints;
 import java.sql.Connection;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.PausePoints;
 import java.time.Duration;
 import java.util.Optional;

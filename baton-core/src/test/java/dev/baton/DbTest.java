@@ -1,6 +1,8 @@
 package dev.baton;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Jdbc;
 import dev.baton.testkit.BatonPostgres;
 import dev.baton.testkit.PausePoints;
 import dev.baton.testkit.TestTimeouts;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.CheckResult;
 import dev.baton.testkit.FaultProxy;
 import dev.baton.testkit.FencedMutexChecker;

@@ -3,6 +3,8 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;

@@ -2,6 +2,8 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.service.Hooks;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;

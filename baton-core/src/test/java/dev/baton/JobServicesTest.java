@@ -3,6 +3,8 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.RunningAttempt.StopReason;
+import dev.baton.internal.db.Db;
+import dev.baton.internal.service.Hooks;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -82,9 +84,9 @@ class JobServicesTest extends DbTest {
             running.put(job.id(), new RunningAttempt(job, clock.get(), LEASE, Db.of(appPool), store, Hooks.NONE));
         }
         Duration interval = Duration.ofSeconds(5);
-        JobHeartbeater heartbeater = closeLater(new ServiceCloser<>(
-                        new JobHeartbeater(running, appPool, store, Hooks.NONE, LEASE, interval, clock::get)))
-                .service;
+        JobHeartbeater heartbeater =
+                new JobHeartbeater(running, appPool, store, Hooks.NONE, LEASE, interval, clock::get);
+        closeLater(heartbeater::afterLastPass); // never started: only its bounded-call thread to close
         RunningAttempt kept = running.get(claimed.get(0).id());
         RunningAttempt lost = running.get(claimed.get(1).id());
         RunningAttempt cancelled = running.get(claimed.get(2).id());
@@ -135,19 +137,5 @@ class JobServicesTest extends DbTest {
     private long leaseExpiresMillis(long id) throws SQLException {
         return count("SELECT (extract(epoch FROM lease_expires_at) * 1000)::bigint FROM " + schema + ".job WHERE id = "
                 + id);
-    }
-
-    /** Closes a service's resources after the test (it is never started, so stop() has nothing to do). */
-    private static final class ServiceCloser<S extends Service> implements AutoCloseable {
-        final S service;
-
-        ServiceCloser(S service) {
-            this.service = service;
-        }
-
-        @Override
-        public void close() {
-            service.afterLastPass();
-        }
     }
 }

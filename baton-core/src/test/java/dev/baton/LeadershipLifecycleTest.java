@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.PausePoints;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,6 +3,8 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.FencedMutexChecker;
 import dev.baton.testkit.HistoryRecorder;
 import java.sql.Connection;

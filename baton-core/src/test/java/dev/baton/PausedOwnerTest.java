@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.FencedMutexChecker;
 import dev.baton.testkit.HistoryRecorder;
 import dev.baton.testkit.PausePoints;

@@ -2,6 +2,7 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.internal.db.Db;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import org.junit.jupiter.api.Test;

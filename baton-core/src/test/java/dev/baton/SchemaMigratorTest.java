@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;

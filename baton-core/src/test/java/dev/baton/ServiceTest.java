@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.baton.internal.service.Service;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -29,7 +30,7 @@ class ServiceTest {
         }
 
         @Override
-        long runOnce() {
+        protected long runOnce() {
             if (passes.incrementAndGet() <= failures) {
                 throw new IllegalStateException("pass " + passes.get() + " fails on purpose");
             }
@@ -37,7 +38,7 @@ class ServiceTest {
         }
 
         @Override
-        void afterLastPass() {
+        protected void afterLastPass() {
             afterLast.incrementAndGet();
         }
     }

@@ -1,5 +1,6 @@
-package dev.baton;
+package dev.baton.internal.db;
 
+import dev.baton.BatonException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.Callable;
@@ -24,9 +25,9 @@ import javax.sql.DataSource;
  * survive an exhausted application pool get a pool of their own ({@code coordinationDataSource}).
  * Used by one thread at a time.
  */
-final class BoundedCalls implements AutoCloseable {
+public final class BoundedCalls implements AutoCloseable {
     /** A call on the held connection. */
-    interface SqlCall<T> {
+    public interface SqlCall<T> {
         T call(Connection c) throws SQLException;
     }
 
@@ -37,7 +38,7 @@ final class BoundedCalls implements AutoCloseable {
      * has already been cancelled by the server: it cannot commit later, when a lock it queued for
      * frees. Answers lost in the network remain possible; same-owner re-grants recover from those.
      */
-    static long serverMillis(long clientNanos) {
+    public static long serverMillis(long clientNanos) {
         return Math.max(1, clientNanos / 2 / 1_000_000);
     }
 
@@ -47,7 +48,7 @@ final class BoundedCalls implements AutoCloseable {
     /** The connection of the call in flight, if any (aborted when the call is abandoned). */
     private volatile Connection connection;
 
-    BoundedCalls(DataSource dataSource, String threadName) {
+    public BoundedCalls(DataSource dataSource, String threadName) {
         this.db = Db.of(dataSource);
         this.threadName = threadName;
         this.executor = newExecutor();
@@ -59,7 +60,7 @@ final class BoundedCalls implements AutoCloseable {
      * @throws TimeoutException if it did not answer in time (the connection was aborted), or the
      *                          waiting thread was interrupted (its flag is kept)
      */
-    <T> T call(SqlCall<T> call, long nanos) throws TimeoutException, SQLException {
+    public <T> T call(SqlCall<T> call, long nanos) throws TimeoutException, SQLException {
         Future<T> f = executor.submit((Callable<T>) () -> {
             try (Connection c = db.dataSource().getConnection()) {
                 connection = c;

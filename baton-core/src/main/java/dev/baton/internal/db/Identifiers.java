@@ -1,13 +1,13 @@
-package dev.baton;
+package dev.baton.internal.db;
 
 import java.util.regex.Pattern;
 
 /** Validation of the names Baton accepts from users. */
-final class Identifiers {
+public final class Identifiers {
     private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
-    static final int MAX_NAME_LENGTH = 200;
+    public static final int MAX_NAME_LENGTH = 200;
     /** PostgreSQL's limit on identifiers, channel names included (NAMEDATALEN - 1). */
-    static final int MAX_IDENTIFIER_BYTES = 63;
+    public static final int MAX_IDENTIFIER_BYTES = 63;
 
     private Identifiers() {}
 
@@ -15,7 +15,7 @@ final class Identifiers {
      * Validates a schema name and returns it double-quoted for use in SQL. Only lower-case letters,
      * digits and underscores are allowed, so the quoted form is exactly the name PostgreSQL stores.
      */
-    static String schema(String schema) {
+    public static String schema(String schema) {
         if (schema == null || !SCHEMA.matcher(schema).matches()) {
             throw new IllegalArgumentException("schema must match [a-z_][a-z0-9_]{0,62} (lower-case letters, digits, "
                     + "underscore; at most 63 characters), but was " + (schema == null ? "null" : "'" + schema + "'"));
@@ -30,7 +30,7 @@ final class Identifiers {
      * schemas with one prefix share a channel only if their hashes collide too, and then merely wake each
      * other's nodes. Every node derives the same name.
      */
-    static String channel(String schema, String kind) {
+    public static String channel(String schema, String kind) {
         String plain = schema + "." + kind;
         if (plain.length() <= MAX_IDENTIFIER_BYTES) {
             return plain;
@@ -41,7 +41,7 @@ final class Identifiers {
     }
 
     /** Validates a lease name, owner id or node id: 1 to 200 characters, no control characters. */
-    static String name(String what, String value) {
+    public static String name(String what, String value) {
         if (value == null || value.isEmpty() || value.length() > MAX_NAME_LENGTH) {
             throw new IllegalArgumentException(what + " must be 1 to " + MAX_NAME_LENGTH + " characters, but was "
                     + (value == null ? "null" : value.isEmpty() ? "empty" : value.length() + " characters"));

@@ -1,4 +1,4 @@
-package dev.baton;
+package dev.baton.internal.db;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,7 +11,7 @@ import java.util.Map;
  * with the Baton schema substituted. Services never build SQL from strings; the only substitution
  * is the schema identifier, which {@link Identifiers#schema(String)} has validated and quoted.
  */
-final class Sql {
+public final class Sql {
     private static final String NAME_MARKER = "-- name:";
 
     private final Map<String, String> statements;
@@ -23,7 +23,7 @@ final class Sql {
     }
 
     /** Loads {@code dev/baton/sql/<file>} for the given (already quoted) schema identifier. */
-    static Sql load(String file, String quotedSchema) {
+    public static Sql load(String file, String quotedSchema) {
         String text = resource("sql/" + file).replace("${schema}", quotedSchema);
         Map<String, String> statements = new HashMap<>();
         String name = null;
@@ -42,7 +42,7 @@ final class Sql {
         return new Sql(file, Map.copyOf(statements));
     }
 
-    String get(String name) {
+    public String get(String name) {
         String sql = statements.get(name);
         if (sql == null) {
             throw new IllegalStateException("no statement named '" + name + "' in sql/" + file);
@@ -50,8 +50,8 @@ final class Sql {
         return sql;
     }
 
-    static String resource(String path) {
-        try (InputStream in = Sql.class.getResourceAsStream(path)) {
+    public static String resource(String path) {
+        try (InputStream in = Sql.class.getResourceAsStream("/dev/baton/" + path)) {
             if (in == null) {
                 throw new IllegalStateException("missing resource dev/baton/" + path + " (broken jar?)");
             }

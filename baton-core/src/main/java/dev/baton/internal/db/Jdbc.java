@@ -1,12 +1,16 @@
-package dev.baton;
+package dev.baton.internal.db;
 
+import dev.baton.UnknownOutcomeException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Instant;
 
 /** Small JDBC helpers shared by Baton's services. */
-final class Jdbc {
+public final class Jdbc {
     private Jdbc() {}
 
     /**
@@ -14,7 +18,7 @@ final class Jdbc {
      * of a statement in flight, a COMMIT above all, is unknown rather than failed: SQLSTATE class 08
      * (connection exception) and 57P01..57P03 (the server terminated the backend or is shutting down).
      */
-    static boolean isConnectionFailure(SQLException e) {
+    public static boolean isConnectionFailure(SQLException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SQLException s && s.getSQLState() != null) {
                 String state = s.getSQLState();
@@ -36,7 +40,7 @@ final class Jdbc {
      * @param what names the transaction in the message ("a fenced write for …")
      * @param hint appended to the message: what the caller can do about it (may be empty)
      */
-    static void commit(Connection c, String what, String hint) throws SQLException {
+    public static void commit(Connection c, String what, String hint) throws SQLException {
         try {
             c.commit();
         } catch (SQLException e) {
@@ -50,7 +54,7 @@ final class Jdbc {
         }
     }
 
-    static void rollbackQuietly(Connection c, Throwable primary) {
+    public static void rollbackQuietly(Connection c, Throwable primary) {
         try {
             if (!c.isClosed() && !c.getAutoCommit()) {
                 c.rollback();
@@ -60,7 +64,7 @@ final class Jdbc {
         }
     }
 
-    static void closeQuietly(AutoCloseable c) {
+    public static void closeQuietly(AutoCloseable c) {
         if (c != null) {
             try {
                 c.close();
@@ -70,7 +74,7 @@ final class Jdbc {
         }
     }
 
-    static void execute(Connection c, String sql) throws SQLException {
+    public static void execute(Connection c, String sql) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute(sql);
         }
@@ -93,7 +97,7 @@ final class Jdbc {
      * only in Baton's own transactions, never on a caller's connection. Bind the statement's own parameters from index
      * {@code 1 + boundOffset(millis)} and read its results with {@link #executeBounded}.
      */
-    static PreparedStatement prepareBounded(Connection c, String sql, long millis) throws SQLException {
+    public static PreparedStatement prepareBounded(Connection c, String sql, long millis) throws SQLException {
         if (millis <= 0) {
             return c.prepareStatement(sql);
         }
@@ -102,12 +106,12 @@ final class Jdbc {
         return ps;
     }
 
-    static int boundOffset(long millis) {
+    public static int boundOffset(long millis) {
         return millis > 0 ? 1 : 0;
     }
 
     /** Executes a statement from {@link #prepareBounded} and returns the result set of the real statement. */
-    static java.sql.ResultSet executeBounded(PreparedStatement ps, long millis) throws SQLException {
+    public static java.sql.ResultSet executeBounded(PreparedStatement ps, long millis) throws SQLException {
         ps.execute();
         if (millis > 0) {
             ps.getMoreResults();
@@ -115,7 +119,7 @@ final class Jdbc {
         return ps.getResultSet();
     }
 
-    static void queryTimeout(Statement s, long millis) throws SQLException {
+    public static void queryTimeout(Statement s, long millis) throws SQLException {
         if (millis <= 0) {
             return;
         }
@@ -124,5 +128,20 @@ final class Jdbc {
         } else {
             s.setQueryTimeout((int) Math.max(1, (millis + 999) / 1000));
         }
+    }
+
+    /** The timestamp in {@code column}, which must not be null. */
+    public static Instant instant(ResultSet rs, String column) throws SQLException {
+        Instant i = instantOrNull(rs, column);
+        if (i == null) {
+            throw new SQLException("column " + column + " is unexpectedly null");
+        }
+        return i;
+    }
+
+    /** The timestamp in {@code column}, or null. */
+    public static Instant instantOrNull(ResultSet rs, String column) throws SQLException {
+        Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
     }
 }

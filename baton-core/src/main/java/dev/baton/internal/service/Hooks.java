@@ -1,4 +1,4 @@
-package dev.baton;
+package dev.baton.internal.service;
 
 /**
  * Named points in Baton's lease and leadership code where a test can pause a thread (see
@@ -6,13 +6,13 @@ package dev.baton;
  * nothing. The point names are listed in {@link Points}.
  */
 @FunctionalInterface
-interface Hooks {
+public interface Hooks {
     Hooks NONE = point -> {};
 
     void reach(String point);
 
     /** The names of the pause points. */
-    final class Points {
+    public final class Points {
         /** In {@code fenced}: before the fence check runs in the new transaction. */
         public static final String FENCE_BEFORE_CHECK = "fence.beforeCheck";
         /** In {@code fenced}: after the fence check passed, before the caller's work runs. */

@@ -1,5 +1,7 @@
-package dev.baton;
+package dev.baton.internal.db;
 
+import dev.baton.BatonException;
+import dev.baton.UnknownOutcomeException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -38,15 +40,15 @@ import org.slf4j.LoggerFactory;
  * <p>The session default isolation is read once per data source, from the first connection Baton
  * borrows (a pool configures its connections alike). Thread-safe.
  */
-final class Db {
+public final class Db {
     private static final Logger log = LoggerFactory.getLogger(Db.class);
-    static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+    public static final String READ_COMMITTED = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
     /** The PostgreSQL versions CI runs the whole suite on: 13 and 18 (and 15). */
-    static final int OLDEST_SUPPORTED_SERVER = 130000;
+    public static final int OLDEST_SUPPORTED_SERVER = 130000;
 
-    static final int NEWEST_TESTED_SERVER = 180000;
+    public static final int NEWEST_TESTED_SERVER = 180000;
     /** Below 11, statements Baton uses do not exist ({@code hashtextextended}, procedures' syntax). */
-    static final int OLDEST_WORKING_SERVER = 110000;
+    public static final int OLDEST_WORKING_SERVER = 110000;
     /**
      * The defaults of each data source seen in this JVM, read once. Weak keys, and values that do not
      * refer to their key, so a data source closed and dropped by the application is forgotten here too.
@@ -55,12 +57,12 @@ final class Db {
 
     /** Work on a connection. */
     @FunctionalInterface
-    interface Work<T> {
+    public interface Work<T> {
         T apply(Connection c) throws SQLException;
     }
 
     /** What the first connection told about the pool's session defaults. */
-    record Defaults(String isolation, boolean readOnly, int serverVersion) {
+    public record Defaults(String isolation, boolean readOnly, int serverVersion) {
         boolean readCommitted() {
             return "read committed".equalsIgnoreCase(isolation) || "read uncommitted".equalsIgnoreCase(isolation);
         }
@@ -75,31 +77,31 @@ final class Db {
     }
 
     /** A Db of {@code dataSource}; every Db of one data source shares what was read of its defaults. */
-    static Db of(DataSource dataSource) {
+    public static Db of(DataSource dataSource) {
         Objects.requireNonNull(dataSource, "dataSource");
         synchronized (DEFAULTS) {
             return new Db(dataSource, DEFAULTS.computeIfAbsent(dataSource, k -> new AtomicReference<>()));
         }
     }
 
-    DataSource dataSource() {
+    public DataSource dataSource() {
         return dataSource;
     }
 
     /** Borrows a connection and runs {@code work} on it (see {@link #callOn}). */
-    <T> T call(String what, Work<T> work) throws SQLException {
+    public <T> T call(String what, Work<T> work) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             return callOn(c, what, work);
         }
     }
 
     /** Borrows a connection and runs {@code work} in one transaction (see {@link #transactionOn}). */
-    <T> T transaction(String what, Work<T> work) throws SQLException {
+    public <T> T transaction(String what, Work<T> work) throws SQLException {
         return transaction(what, "", work);
     }
 
     /** Like {@link #transaction(String, Work)}; {@code hint} ends the message of an unknown outcome. */
-    <T> T transaction(String what, String hint, Work<T> work) throws SQLException {
+    public <T> T transaction(String what, String hint, Work<T> work) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             return transactionOn(c, what, hint, work);
         }
@@ -109,7 +111,7 @@ final class Db {
      * Runs work whose statements need not be atomic together: as they are on an auto-commit connection
      * whose session defaults to READ COMMITTED, otherwise in one explicit READ COMMITTED transaction.
      */
-    <T> T callOn(Connection c, String what, Work<T> work) throws SQLException {
+    public <T> T callOn(Connection c, String what, Work<T> work) throws SQLException {
         if (c.getAutoCommit() && defaults(c).readCommitted()) {
             return work.apply(c);
         }
@@ -122,7 +124,7 @@ final class Db {
      *
      * @throws UnknownOutcomeException if the connection failed during COMMIT
      */
-    <T> T transactionOn(Connection c, String what, String hint, Work<T> work) throws SQLException {
+    public <T> T transactionOn(Connection c, String what, String hint, Work<T> work) throws SQLException {
         boolean autoCommit = c.getAutoCommit();
         boolean setIsolation = !defaults(c).readCommitted();
         if (autoCommit) {
@@ -146,7 +148,7 @@ final class Db {
     }
 
     /** The pool's session defaults, read from {@code c} the first time (not in a transaction of Baton's). */
-    Defaults defaults(Connection c) throws SQLException {
+    public Defaults defaults(Connection c) throws SQLException {
         Defaults d = defaults.get();
         if (d == null) {
             d = read(c);
@@ -183,7 +185,7 @@ final class Db {
      *
      * @throws IllegalStateException if the pool's connections are read-only
      */
-    void requireWritable(String role) {
+    public void requireWritable(String role) {
         Defaults d;
         boolean readOnly;
         try (Connection c = dataSource.getConnection()) {
@@ -222,7 +224,7 @@ final class Db {
      * Runs the application's work, which may throw anything: runtime and SQL exceptions pass as they are,
      * any other is wrapped in a {@link BatonException} that says what failed.
      */
-    static <T> T runApplicationWork(String what, java.util.concurrent.Callable<T> work) throws SQLException {
+    public static <T> T runApplicationWork(String what, java.util.concurrent.Callable<T> work) throws SQLException {
         try {
             return work.call();
         } catch (RuntimeException | SQLException e) {
@@ -232,7 +234,7 @@ final class Db {
         }
     }
 
-    static void restoreAutoCommit(Connection c) {
+    public static void restoreAutoCommit(Connection c) {
         try {
             if (!c.isClosed()) {
                 c.setAutoCommit(true);

@@ -1,5 +1,6 @@
-package dev.baton;
+package dev.baton.internal.service;
 
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -14,10 +15,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Tests call {@code runOnce()} directly, against a real database, without starting the thread.
  */
-abstract class Service {
+public abstract class Service {
     private static final Logger log = LoggerFactory.getLogger(Service.class);
     /** How long a service waits after a failed pass before it tries again. */
-    static final long RETRY_AFTER_FAILURE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    public static final long RETRY_AFTER_FAILURE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final String name;
     protected final LongSupplier ticker;
@@ -29,13 +30,13 @@ abstract class Service {
     private Thread thread;
     private boolean started;
 
-    Service(String name, LongSupplier ticker) {
+    public Service(String name, LongSupplier ticker) {
         this.name = name;
         this.ticker = ticker;
     }
 
     /** The thread's name, also used in log lines. */
-    final String name() {
+    public final String name() {
         return name;
     }
 
@@ -44,19 +45,19 @@ abstract class Service {
      * (zero or less: at once); the wait ends early on {@link #wake()} or {@link #stop()}. Failures are
      * logged by the loop, which then waits {@link #RETRY_AFTER_FAILURE_NANOS}.
      */
-    abstract long runOnce() throws Exception;
+    protected abstract long runOnce() throws Exception;
 
     /** Runs on the service's thread before the first pass. */
-    void beforeFirstPass() {}
+    protected void beforeFirstPass() {}
 
     /** Runs on the caller of {@link #stop()} once the loop is told to end, before waiting for it (unblocks a pass). */
-    void onStopRequested() {}
+    protected void onStopRequested() {}
 
     /** Runs on the caller of {@link #stop()} after the loop has ended (a final flush, closing resources). */
-    void afterLastPass() {}
+    protected void afterLastPass() {}
 
     /** Starts the loop thread. A second call, or a call after {@link #stop()}, does nothing. */
-    final synchronized void start() {
+    public final synchronized void start() {
         if (started) {
             return;
         }
@@ -73,7 +74,7 @@ abstract class Service {
      * most 30 s: a pass stuck in a call it cannot leave is abandoned to its daemon thread), then runs
      * {@link #afterLastPass()}. A second call does nothing.
      */
-    final void stop() {
+    public final void stop() {
         Thread t;
         synchronized (this) {
             if (!running) {
@@ -92,12 +93,12 @@ abstract class Service {
     }
 
     /** True from {@link #start()} until {@link #stop()}. */
-    final boolean isRunning() {
+    public final boolean isRunning() {
         return running;
     }
 
     /** Ends the current wait early (or the next one, if none is under way): the next pass starts at once. */
-    final void wake() {
+    public final void wake() {
         synchronized (signal) {
             woken = true;
             signal.notifyAll();
@@ -105,8 +106,8 @@ abstract class Service {
     }
 
     /** {@code nanos} varied by ±20%, so services of many nodes do not run in step. */
-    static long jitter(long nanos) {
-        return Leases.jitter(nanos);
+    public static long jitter(long nanos) {
+        return (long) (nanos * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
     }
 
     private void loop() {

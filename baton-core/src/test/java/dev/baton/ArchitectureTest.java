@@ -1,0 +1,151 @@
+package dev.baton;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.members;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaMember;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import java.io.InputStream;
+import java.lang.module.ModuleDescriptor;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The package layout of decision 0016: the API in {@code dev.baton}, internals in
+ * {@code dev.baton.internal.<capability>}, and the module descriptor exporting only the API.
+ *
+ * <p>Each rule was seen failing by breaking it in a scratch copy: a public {@code Leases} method
+ * returning a {@code Db} failed the first; {@code Db} reading {@code Leases.MIN_TTL} failed the second;
+ * {@code Db} calling {@code Service.jitter} failed the third; exporting {@code dev.baton.internal.db}
+ * from {@code module-info.java} failed the last.
+ */
+class ArchitectureTest {
+    private static JavaClasses core;
+
+    @BeforeAll
+    static void importCore() {
+        core = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+                .importPackages("dev.baton");
+    }
+
+    private static final DescribedPredicate<JavaClass> INTERNAL = DescribedPredicate.describe(
+            "reside in dev.baton.internal", c -> c.getPackageName().startsWith("dev.baton.internal"));
+
+    /**
+     * A facade: a public class of the API package that does work (not a value, an exception, an enum,
+     * an interface users implement, or a config).
+     */
+    private static final DescribedPredicate<JavaClass> FACADE = DescribedPredicate.describe(
+            "are API facades",
+            c -> c.getPackageName().equals("dev.baton")
+                    && c.getModifiers().contains(JavaModifier.PUBLIC)
+                    && !c.isRecord()
+                    && !c.isEnum()
+                    && !c.isInterface()
+                    && !c.isAssignableTo(Throwable.class)
+                    && !c.getSimpleName().endsWith("Config")
+                    && !c.getSimpleName().equals("Schedule")
+                    && !c.getSimpleName().equals("JobRequest")
+                    && !c.getSimpleName().equals("RetryPolicy"));
+
+    @Test
+    void noApiMemberExposesAnInternalType() {
+        members()
+                .that()
+                .areDeclaredInClassesThat()
+                .resideInAnyPackage("dev.baton", "dev.baton.spi")
+                .and()
+                .areDeclaredInClassesThat()
+                .arePublic()
+                .and(DescribedPredicate.describe(
+                        "are public or protected",
+                        (JavaMember m) -> m.getModifiers().contains(JavaModifier.PUBLIC)
+                                || m.getModifiers().contains(JavaModifier.PROTECTED)))
+                .should(new ArchCondition<JavaMember>("not have an internal type in their signature") {
+                    @Override
+                    public void check(JavaMember m, ConditionEvents events) {
+                        Set<JavaClass> types = new HashSet<>();
+                        if (m instanceof JavaField f) {
+                            types.add(f.getRawType());
+                        } else if (m instanceof JavaCodeUnit u) {
+                            types.add(u.getRawReturnType());
+                            types.addAll(u.getRawParameterTypes());
+                        }
+                        for (JavaClass t : types) {
+                            if (INTERNAL.test(t.getBaseComponentType())) {
+                                events.add(SimpleConditionEvent.violated(
+                                        m, m.getFullName() + " exposes the internal type " + t.getName()));
+                            }
+                        }
+                    }
+                })
+                .allowEmptyShould(false)
+                .check(core);
+    }
+
+    @Test
+    void internalsNeverDependOnAFacade() {
+        noClasses()
+                .that(INTERNAL)
+                .should()
+                .dependOnClassesThat(FACADE)
+                .because("internals serve the facades, never the other way round (decision 0016)")
+                .check(core);
+    }
+
+    @Test
+    void theBottomLayersDependOnNoOtherInternalPackage() {
+        noClasses()
+                .that()
+                .resideInAPackage("dev.baton.internal.db..")
+                .should()
+                .dependOnClassesThat(DescribedPredicate.describe(
+                        "reside in another internal package",
+                        c -> INTERNAL.test(c) && !c.getPackageName().startsWith("dev.baton.internal.db")))
+                .check(core);
+        noClasses()
+                .that()
+                .resideInAPackage("dev.baton.internal.service..")
+                .should()
+                .dependOnClassesThat(DescribedPredicate.describe(
+                        "reside in another internal package",
+                        c -> INTERNAL.test(c) && !c.getPackageName().startsWith("dev.baton.internal.service")))
+                .check(core);
+    }
+
+    @Test
+    void theModuleExportsOnlyTheApi() throws Exception {
+        Path classes = Path.of(
+                Baton.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        ModuleDescriptor module;
+        try (InputStream in = Files.newInputStream(classes.resolve("module-info.class"))) {
+            module = ModuleDescriptor.read(in);
+        }
+        assertThat(module.name()).isEqualTo("dev.baton.core");
+        assertThat(module.exports().stream()
+                        .filter(e -> !e.isQualified())
+                        .map(ModuleDescriptor.Exports::source)
+                        .collect(Collectors.toSet()))
+                .containsExactly("dev.baton");
+        assertThat(module.exports()).allMatch(e -> !e.source().startsWith("dev.baton.internal"));
+        assertThat(module.opens()).allMatch(o -> o.isQualified() && !o.source().startsWith("dev.baton.internal"));
+    }
+}
