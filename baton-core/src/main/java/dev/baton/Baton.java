@@ -2,6 +2,10 @@ package dev.baton;
 
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.job.JobStore;
+import dev.baton.internal.job.Worker;
+import dev.baton.internal.notify.Notifier;
+import dev.baton.internal.schema.SchemaMigrator;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
 import java.util.LinkedHashMap;

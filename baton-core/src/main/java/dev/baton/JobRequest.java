@@ -1,6 +1,7 @@
 package dev.baton;
 
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.job.JobStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -192,5 +193,11 @@ public final class JobRequest {
                     + (queue == null ? "null" : "'" + queue + "'"));
         }
         return queue;
+    }
+
+    /** This request with its payload encoded, as the job store takes it. */
+    JobStore.Encoded encoded(String payloadJson) {
+        return new JobStore.Encoded(
+                queue, kind, payloadJson, priority, runAt, delay, maxAttempts, timeout, concurrencyKey, idempotencyKey);
     }
 }

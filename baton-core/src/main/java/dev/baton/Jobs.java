@@ -3,6 +3,7 @@ package dev.baton;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.JobStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -203,7 +204,7 @@ public final class Jobs {
                     + "encoded; the limit is " + maxPayloadBytes + " bytes (WorkerConfig.maxPayloadBytes). Store "
                     + "large data elsewhere and pass a reference");
         }
-        return new JobStore.Encoded(request, json);
+        return request.encoded(json);
     }
 
     static List<JobError> errors(String json) {

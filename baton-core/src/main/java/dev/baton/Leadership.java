@@ -2,6 +2,7 @@ package dev.baton;
 
 import dev.baton.internal.db.BoundedCalls;
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import dev.baton.internal.service.Service;
 import java.sql.Connection;

@@ -4,6 +4,7 @@ import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.Sql;
+import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import dev.baton.internal.service.Service;
 import java.sql.Connection;

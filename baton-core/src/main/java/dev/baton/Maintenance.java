@@ -1,6 +1,7 @@
 package dev.baton;
 
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.JobStore;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;

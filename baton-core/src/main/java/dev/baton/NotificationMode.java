@@ -1,5 +1,7 @@
 package dev.baton;
 
+import dev.baton.internal.notify.Notifier;
+
 /** How a Baton instance learns that a lease was released (and, later, that jobs were enqueued). */
 public enum NotificationMode {
     /**

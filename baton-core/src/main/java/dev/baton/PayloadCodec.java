@@ -1,5 +1,7 @@
 package dev.baton;
 
+import dev.baton.internal.job.JacksonCodec;
+
 /**
  * Turns job payloads into JSON text and back. The default is Jackson ({@link #jackson()}); plug in
  * your own configured mapper with {@code Baton.Builder#codec}. Implementations must be thread-safe.

@@ -2,6 +2,9 @@ package dev.baton;
 
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.job.JobErrors;
+import dev.baton.internal.job.JobStore;
+import dev.baton.internal.notify.Notifier;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -305,8 +308,7 @@ final class Scheduler implements LeaderTask {
                 if (!d.allowOverlap()) {
                     r = r.concurrencyKey("schedule:" + d.name());
                 }
-                lastJob = jobStore.enqueueOne(c, new JobStore.Encoded(r, d.payload()))
-                        .id();
+                lastJob = jobStore.enqueueOne(c, r.encoded(d.payload())).id();
             }
             int advanced;
             try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("advance"))) {

@@ -4,6 +4,7 @@ import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.Sql;
+import dev.baton.internal.job.JobStore;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -152,7 +153,7 @@ public final class Schedules {
                 if (!rs.getBoolean(6)) {
                     r = r.concurrencyKey("schedule:" + name);
                 }
-                return jobStore.enqueueOne(c, new JobStore.Encoded(r, rs.getString(3)));
+                return jobStore.enqueueOne(c, r.encoded(rs.getString(3)));
             }
         }
     }

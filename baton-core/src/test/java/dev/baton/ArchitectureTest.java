@@ -1,10 +1,12 @@
 package dev.baton;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.members;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
@@ -21,6 +23,7 @@ import java.lang.module.ModuleDescriptor;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,7 +35,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Each rule was seen failing by breaking it in a scratch copy: a public {@code Leases} method
  * returning a {@code Db} failed the first; {@code Db} reading {@code Leases.MIN_TTL} failed the second;
- * {@code Db} calling {@code Service.jitter} failed the third; exporting {@code dev.baton.internal.db}
+ * {@code Db} calling {@code Service.jitter}, and {@code Notifier} taking a {@code JobStore}, failed the
+ * third; exporting {@code dev.baton.internal.db}
  * from {@code module-info.java} failed the last.
  */
 class ArchitectureTest {
@@ -111,24 +115,48 @@ class ArchitectureTest {
                 .check(core);
     }
 
+    /**
+     * Which internal packages each internal package may use (decision 0016): the bottom layers none,
+     * every capability the bottom layers, jobs also the notifier. A package not listed may use none.
+     */
+    private static final Map<String, Set<String>> MAY_USE = Map.of(
+            "db", Set.of(),
+            "service", Set.of(),
+            "notify", Set.of("db"),
+            "schema", Set.of("db"),
+            "job", Set.of("db", "service", "notify"));
+
     @Test
-    void theBottomLayersDependOnNoOtherInternalPackage() {
-        noClasses()
-                .that()
-                .resideInAPackage("dev.baton.internal.db..")
-                .should()
-                .dependOnClassesThat(DescribedPredicate.describe(
-                        "reside in another internal package",
-                        c -> INTERNAL.test(c) && !c.getPackageName().startsWith("dev.baton.internal.db")))
+    void internalPackagesUseOnlyTheInternalPackagesTheDecisionAllows() {
+        classes()
+                .that(INTERNAL)
+                .should(new ArchCondition<JavaClass>("use only the internal packages decision 0016 allows") {
+                    @Override
+                    public void check(JavaClass c, ConditionEvents events) {
+                        String from = capability(c);
+                        for (Dependency d : c.getDirectDependenciesFromSelf()) {
+                            JavaClass target = d.getTargetClass().getBaseComponentType();
+                            if (!INTERNAL.test(target)) {
+                                continue;
+                            }
+                            String to = capability(target);
+                            if (!to.equals(from)
+                                    && !MAY_USE.getOrDefault(from, Set.of()).contains(to)) {
+                                events.add(SimpleConditionEvent.violated(
+                                        d,
+                                        "internal." + from + " may not use internal." + to + ": "
+                                                + d.getDescription()));
+                            }
+                        }
+                    }
+                })
                 .check(core);
-        noClasses()
-                .that()
-                .resideInAPackage("dev.baton.internal.service..")
-                .should()
-                .dependOnClassesThat(DescribedPredicate.describe(
-                        "reside in another internal package",
-                        c -> INTERNAL.test(c) && !c.getPackageName().startsWith("dev.baton.internal.service")))
-                .check(core);
+    }
+
+    private static String capability(JavaClass c) {
+        String rest = c.getPackageName().substring("dev.baton.internal.".length());
+        int dot = rest.indexOf('.');
+        return dot < 0 ? rest : rest.substring(0, dot);
     }
 
     @Test

@@ -3,6 +3,8 @@ package dev.baton;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.job.JobStore;
+import dev.baton.internal.notify.Notifier;
 import dev.baton.testkit.BatonPostgres;
 import dev.baton.testkit.PausePoints;
 import dev.baton.testkit.TestTimeouts;
@@ -23,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Base of the tests that need PostgreSQL: one shared server per JVM (embedded, or BATON_JDBC_URL),
  * a fresh migrated schema per test, a small pool, pause points, and helpers for the fenced ledger.
  */
-abstract class DbTest {
+public abstract class DbTest {
     @RegisterExtension
     static final BatonPostgres PG = new BatonPostgres();
 
@@ -44,7 +46,7 @@ abstract class DbTest {
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     @BeforeEach
-    void setUpSchema() {
+    protected void setUpSchema() {
         schema = PG.freshSchemaName();
         pool = PG.newPool(getClass().getSimpleName(), 12);
         appPool = PG.newApplicationPool(getClass().getSimpleName() + "-app", 12);
@@ -54,7 +56,7 @@ abstract class DbTest {
     }
 
     @AfterEach
-    void tearDown() {
+    protected void tearDown() {
         points.releaseAll();
         for (int i = closeables.size() - 1; i >= 0; i--) {
             Jdbc.closeQuietly(closeables.get(i));

@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.job.JobStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

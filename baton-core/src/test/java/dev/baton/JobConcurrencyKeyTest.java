@@ -2,6 +2,7 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.internal.job.JobStore;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;

@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.job.JobErrors;
 import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.PausePoints;
 import java.sql.Connection;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.baton.internal.job.JobErrors;
 import org.junit.jupiter.api.Test;
 
 /** The cleaning and bounding of error records (J15), without a database. */

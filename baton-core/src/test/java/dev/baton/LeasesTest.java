@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.FencedMutexChecker;
 import dev.baton.testkit.HistoryRecorder;

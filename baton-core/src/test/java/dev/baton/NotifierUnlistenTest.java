@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.notify.Notifier;
 import dev.baton.testkit.Lending;
 import java.sql.Connection;
 import java.sql.ResultSet;

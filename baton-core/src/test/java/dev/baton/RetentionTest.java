@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.Sql;
+import dev.baton.internal.job.JobStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -3,6 +3,8 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.baton.internal.job.JobStore;
+import dev.baton.internal.notify.Notifier;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;

@@ -1,5 +1,7 @@
 package dev.baton;
 
+import dev.baton.internal.job.JobStore;
+import dev.baton.internal.notify.Notifier;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

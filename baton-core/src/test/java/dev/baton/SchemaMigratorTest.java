@@ -8,6 +8,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.Sql;
+import dev.baton.internal.schema.SchemaMigrator;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;

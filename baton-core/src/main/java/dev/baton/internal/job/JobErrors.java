@@ -1,4 +1,4 @@
-package dev.baton;
+package dev.baton.internal.job;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,11 +11,11 @@ import java.io.StringWriter;
  * characters and unpaired surrogates, and a message of megabytes would bloat every row it is appended
  * to, so messages and stacks are cleaned (NUL and lone surrogates become U+FFFD) and bounded.
  */
-final class JobErrors {
+public final class JobErrors {
     /** Longest message kept, in characters (then "… (trimmed)"). */
-    static final int MAX_MESSAGE_CHARS = 8_000;
+    public static final int MAX_MESSAGE_CHARS = 8_000;
     /** Longest stack trace kept, in characters. */
-    static final int MAX_STACK_CHARS = 16_000;
+    public static final int MAX_STACK_CHARS = 16_000;
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String TRIMMED = "\n... (trimmed)";
@@ -23,7 +23,7 @@ final class JobErrors {
     private JobErrors() {}
 
     /** The error record of an attempt; {@code e} may be null (no stack). Never throws. */
-    static String json(int attempt, String node, String errorClass, String message, Throwable e) {
+    public static String json(int attempt, String node, String errorClass, String message, Throwable e) {
         ObjectNode o = JSON.createObjectNode();
         o.put("attempt", attempt);
         o.put("node", clean(node, 200));
@@ -40,7 +40,7 @@ final class JobErrors {
     }
 
     /** A record for an attempt whose real error could not be stored (the last resort of a batch). */
-    static String unrecordable(String why) {
+    public static String unrecordable(String why) {
         return json(0, null, "unrecordable", "the error of this attempt could not be stored: " + why, null);
     }
 
@@ -58,7 +58,7 @@ final class JobErrors {
      * {@code s} without NUL characters and unpaired surrogates (both replaced by U+FFFD), at most
      * {@code max} characters (never splitting a surrogate pair); null stays null.
      */
-    static String clean(String s, int max) {
+    public static String clean(String s, int max) {
         if (s == null) {
             return null;
         }

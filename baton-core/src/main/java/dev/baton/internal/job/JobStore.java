@@ -1,5 +1,12 @@
-package dev.baton;
+package dev.baton.internal.job;
 
+import dev.baton.BatonMetrics;
+import dev.baton.EnqueueResult;
+import dev.baton.FinishedStats;
+import dev.baton.JobError;
+import dev.baton.JobInfo;
+import dev.baton.JobState;
+import dev.baton.QueueStats;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
@@ -12,16 +19,18 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
 /** The job table's statements ({@code sql/job.sql}); the only place that runs them. */
-final class JobStore {
+public final class JobStore {
     /** unique_violation: a racing claim lost on job_running_key. */
     private static final String UNIQUE_VIOLATION = "23505";
 
@@ -29,30 +38,40 @@ final class JobStore {
     private final String channel;
     private volatile BatonMetrics metrics = BatonMetrics.NONE;
 
-    JobStore(String schema) {
+    public JobStore(String schema) {
         this.sql = Sql.load("job.sql", Identifiers.schema(schema));
         this.channel = channel(schema);
     }
 
-    static String channel(String schema) {
+    public static String channel(String schema) {
         return Identifiers.channel(schema, "job");
     }
 
-    String channel() {
+    public String channel() {
         return channel;
     }
 
     /** Where enqueues, claims and rescues are reported. */
-    JobStore metrics(BatonMetrics metrics) {
+    public JobStore metrics(BatonMetrics metrics) {
         this.metrics = metrics;
         return this;
     }
 
     /** A request with its payload already encoded. */
-    record Encoded(JobRequest request, String payloadJson) {}
+    public record Encoded(
+            String queue,
+            String kind,
+            String payloadJson,
+            int priority,
+            Instant runAt,
+            Duration delay,
+            int maxAttempts,
+            Duration timeout,
+            String concurrencyKey,
+            String idempotencyKey) {}
 
     /** A claimed attempt. */
-    record Claimed(
+    public record Claimed(
             long id,
             String queue,
             String kind,
@@ -65,31 +84,31 @@ final class JobStore {
 
     // ---------------------------------------------------------------- enqueue
 
-    EnqueueResult enqueueOne(Connection c, Encoded e) throws SQLException {
-        JobRequest r = e.request();
+    public EnqueueResult enqueueOne(Connection c, Encoded e) throws SQLException {
+        Encoded r = e;
         try (PreparedStatement ps = c.prepareStatement(sql.get("enqueue"))) {
-            ps.setString(1, r.queue);
-            ps.setString(2, r.kind);
+            ps.setString(1, r.queue());
+            ps.setString(2, r.kind());
             ps.setString(3, e.payloadJson());
-            ps.setInt(4, r.priority);
-            ps.setTimestamp(5, r.runAt == null ? null : Timestamp.from(r.runAt));
-            ps.setLong(6, r.delay.toMillis());
-            ps.setInt(7, r.maxAttempts);
-            setNullableLong(ps, 8, r.timeout == null ? null : r.timeout.toMillis());
-            ps.setString(9, r.concurrencyKey);
-            ps.setString(10, r.idempotencyKey);
+            ps.setInt(4, r.priority());
+            ps.setTimestamp(5, r.runAt() == null ? null : Timestamp.from(r.runAt()));
+            ps.setLong(6, r.delay().toMillis());
+            ps.setInt(7, r.maxAttempts());
+            setNullableLong(ps, 8, r.timeout() == null ? null : r.timeout().toMillis());
+            ps.setString(9, r.concurrencyKey());
+            ps.setString(10, r.idempotencyKey());
             ps.setString(11, channel);
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
-                    metrics.jobsEnqueued(r.queue, r.kind, 1);
+                    metrics.jobsEnqueued(r.queue(), r.kind(), 1);
                     return new EnqueueResult(rs.getLong(1), true);
                 }
             }
         }
-        return new EnqueueResult(existing(c, List.of(r.idempotencyKey)).get(r.idempotencyKey), false);
+        return new EnqueueResult(existing(c, List.of(r.idempotencyKey())).get(r.idempotencyKey()), false);
     }
 
-    List<EnqueueResult> enqueueBatch(Connection c, List<Encoded> batch) throws SQLException {
+    public List<EnqueueResult> enqueueBatch(Connection c, List<Encoded> batch) throws SQLException {
         int n = batch.size();
         String[] queues = new String[n];
         String[] kinds = new String[n];
@@ -102,17 +121,17 @@ final class JobStore {
         String[] concurrencyKeys = new String[n];
         String[] idempotencyKeys = new String[n];
         for (int i = 0; i < n; i++) {
-            JobRequest r = batch.get(i).request();
-            queues[i] = r.queue;
-            kinds[i] = r.kind;
+            Encoded r = batch.get(i);
+            queues[i] = r.queue();
+            kinds[i] = r.kind();
             payloads[i] = batch.get(i).payloadJson();
-            priorities[i] = (short) r.priority;
-            runAts[i] = r.runAt == null ? null : Timestamp.from(r.runAt);
-            delays[i] = r.delay.toMillis();
-            maxAttempts[i] = r.maxAttempts;
-            timeouts[i] = r.timeout == null ? null : r.timeout.toMillis();
-            concurrencyKeys[i] = r.concurrencyKey;
-            idempotencyKeys[i] = r.idempotencyKey;
+            priorities[i] = (short) r.priority();
+            runAts[i] = r.runAt() == null ? null : Timestamp.from(r.runAt());
+            delays[i] = r.delay().toMillis();
+            maxAttempts[i] = r.maxAttempts();
+            timeouts[i] = r.timeout() == null ? null : r.timeout().toMillis();
+            concurrencyKeys[i] = r.concurrencyKey();
+            idempotencyKeys[i] = r.idempotencyKey();
         }
         List<Long> createdIds = new ArrayList<>();
         Map<String, Long> createdByKey = new HashMap<>();
@@ -191,7 +210,7 @@ final class JobStore {
      * Claims up to {@code limit} jobs of the given kinds; empty when none are ready or a racing claim won
      * a key. One statement, run through {@link Db#callOn} (as it is, or in a transaction of its own).
      */
-    List<Claimed> claim(Connection c, String queue, String[] kinds, int limit, long jobLeaseMs, String nodeId)
+    public List<Claimed> claim(Connection c, String queue, String[] kinds, int limit, long jobLeaseMs, String nodeId)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("claim"))) {
             ps.setString(1, queue);
@@ -230,14 +249,14 @@ final class JobStore {
     }
 
     /** A racing claim started a job of the same concurrency key first: claim nothing, retry next poll. */
-    static final class KeyRaceLost extends SQLException {
+    public static final class KeyRaceLost extends SQLException {
         KeyRaceLost(SQLException cause) {
             super(cause.getMessage(), cause.getSQLState(), cause);
         }
     }
 
     /** The answer of a heartbeat for one attempt that is still current. */
-    enum Beat {
+    public enum Beat {
         /** Lease extended. */
         EXTENDED,
         /** Lease extended, and cancellation was requested. */
@@ -247,7 +266,7 @@ final class JobStore {
     }
 
     /** Extends leases; returns the attempts that are still current (missing ones are not). */
-    Map<Long, Beat> heartbeat(Connection c, long jobLeaseMs, long[] ids, long[] tokens, long timeoutMs)
+    public Map<Long, Beat> heartbeat(Connection c, long jobLeaseMs, long[] ids, long[] tokens, long timeoutMs)
             throws SQLException {
         Map<Long, Beat> out = new HashMap<>();
         try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), timeoutMs)) {
@@ -267,15 +286,15 @@ final class JobStore {
         return out;
     }
 
-    List<Long> complete(Connection c, long[] ids, long[] tokens) throws SQLException {
+    public List<Long> complete(Connection c, long[] ids, long[] tokens) throws SQLException {
         return idList(c, "complete", ids, tokens);
     }
 
-    List<Long> release(Connection c, long[] ids, long[] tokens) throws SQLException {
+    public List<Long> release(Connection c, long[] ids, long[] tokens) throws SQLException {
         return idList(c, "release", ids, tokens);
     }
 
-    boolean fenceAttempt(Connection tx, long id, long token) throws SQLException {
+    public boolean fenceAttempt(Connection tx, long id, long token) throws SQLException {
         try (PreparedStatement ps = tx.prepareStatement(sql.get("fence_attempt"))) {
             ps.setLong(1, id);
             ps.setLong(2, token);
@@ -286,7 +305,8 @@ final class JobStore {
     }
 
     /** Failed (or cancelled) attempts; returns id → new state. */
-    Map<Long, String> fail(Connection c, long[] ids, long[] tokens, String[] errors, Long[] delaysMs, String[] outcomes)
+    public Map<Long, String> fail(
+            Connection c, long[] ids, long[] tokens, String[] errors, Long[] delaysMs, String[] outcomes)
             throws SQLException {
         Map<Long, String> out = new LinkedHashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql.get("fail"))) {
@@ -305,7 +325,7 @@ final class JobStore {
     }
 
     /** Returns expired attempts to their queue (or fails them); the number of jobs rescued. */
-    int rescue(Connection c, int limit, int maxStalls, String nodeId) throws SQLException {
+    public int rescue(Connection c, int limit, int maxStalls, String nodeId) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("rescue"))) {
             ps.setInt(1, limit);
             ps.setInt(2, maxStalls);
@@ -324,7 +344,7 @@ final class JobStore {
         }
     }
 
-    int prune(Connection c, long retentionMs, int limit) throws SQLException {
+    public int prune(Connection c, long retentionMs, int limit) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("prune"))) {
             ps.setLong(1, retentionMs);
             ps.setInt(2, limit);
@@ -334,16 +354,16 @@ final class JobStore {
 
     // ---------------------------------------------------------------- operations
 
-    Optional<JobState> cancel(Connection c, long id) throws SQLException {
+    public Optional<JobState> cancel(Connection c, long id) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("cancel"))) {
             ps.setLong(1, id);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(JobState.fromDb(rs.getString(1))) : Optional.empty();
+                return rs.next() ? Optional.of(state(rs.getString(1))) : Optional.empty();
             }
         }
     }
 
-    boolean retry(Connection c, long id) throws SQLException {
+    public boolean retry(Connection c, long id) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("retry"))) {
             ps.setLong(1, id);
             try (ResultSet rs = ps.executeQuery()) {
@@ -352,7 +372,7 @@ final class JobStore {
         }
     }
 
-    void setPaused(Connection c, String queue, boolean paused) throws SQLException {
+    public void setPaused(Connection c, String queue, boolean paused) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("set_paused"))) {
             ps.setString(1, queue);
             ps.setBoolean(2, paused);
@@ -360,7 +380,7 @@ final class JobStore {
         }
     }
 
-    Optional<JobInfo> get(Connection c, long id, java.util.function.Function<String, List<JobError>> errors)
+    public Optional<JobInfo> get(Connection c, long id, java.util.function.Function<String, List<JobError>> errors)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("get"))) {
             ps.setLong(1, id);
@@ -374,7 +394,7 @@ final class JobStore {
                         rs.getString("kind"),
                         rs.getString("payload"),
                         rs.getInt("priority"),
-                        JobState.fromDb(rs.getString("state")),
+                        state(rs.getString("state")),
                         Jdbc.instant(rs, "run_at"),
                         rs.getInt("attempt"),
                         rs.getInt("max_attempts"),
@@ -391,7 +411,7 @@ final class JobStore {
     }
 
     /** Depth by queue, on the partial indexes of unfinished jobs. */
-    List<QueueStats> stats(Connection c) throws SQLException {
+    public List<QueueStats> stats(Connection c) throws SQLException {
         List<QueueStats> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(sql.get("queue_stats"));
                 ResultSet rs = ps.executeQuery()) {
@@ -408,13 +428,13 @@ final class JobStore {
     }
 
     /** Finished jobs by queue and state (reads every finished row kept). */
-    List<FinishedStats> finishedStats(Connection c) throws SQLException {
+    public List<FinishedStats> finishedStats(Connection c) throws SQLException {
         Map<String, long[]> counts = new LinkedHashMap<>();
         try (PreparedStatement ps = c.prepareStatement(sql.get("finished_stats"));
                 ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 long[] byState = counts.computeIfAbsent(rs.getString("queue"), k -> new long[JobState.values().length]);
-                byState[JobState.fromDb(rs.getString("state")).ordinal()] = rs.getLong("n");
+                byState[state(rs.getString("state")).ordinal()] = rs.getLong("n");
             }
         }
         List<FinishedStats> out = new ArrayList<>();
@@ -427,7 +447,7 @@ final class JobStore {
      * Fails up to {@code limit} available jobs due for longer than {@code timeoutMs} whose kind no live
      * node handles (the caller's {@code ownKinds} always count as handled); returns how many.
      */
-    int failUnhandled(Connection c, Collection<String> ownKinds, long timeoutMs, int limit) throws SQLException {
+    public int failUnhandled(Connection c, Collection<String> ownKinds, long timeoutMs, int limit) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("fail_unhandled"))) {
             ps.setArray(1, c.createArrayOf("text", ownKinds.toArray()));
             ps.setLong(2, timeoutMs);
@@ -473,7 +493,11 @@ final class JobStore {
         }
     }
 
-    static Duration ms(long v) {
+    public static Duration ms(long v) {
         return Duration.ofMillis(v);
+    }
+
+    private static JobState state(String dbValue) {
+        return JobState.valueOf(dbValue.toUpperCase(Locale.ROOT));
     }
 }

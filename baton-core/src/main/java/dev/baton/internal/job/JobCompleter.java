@@ -1,6 +1,7 @@
-package dev.baton;
+package dev.baton.internal.job;
 
 import dev.baton.internal.db.Db;
+import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import dev.baton.internal.service.Service;
 import java.sql.SQLException;
@@ -21,9 +22,9 @@ import org.slf4j.LoggerFactory;
  * recorded at once. Slots are freed (and their claimers woken, once per batch) only after the outcome
  * is recorded or given up on.
  */
-final class JobCompleter extends Service {
+public final class JobCompleter extends Service {
     private static final Logger log = LoggerFactory.getLogger(JobCompleter.class);
-    static final int MAX_BATCH = 1000;
+    public static final int MAX_BATCH = 1000;
     /** SQLSTATE class 22, data exception: a value the database cannot store (not a connection problem). */
     private static final String DATA_EXCEPTION_CLASS = "22";
 
@@ -32,7 +33,7 @@ final class JobCompleter extends Service {
     private final Hooks hooks;
     private final BlockingQueue<AttemptOutcome> outcomes = new LinkedBlockingQueue<>();
 
-    JobCompleter(Db db, JobStore store, Hooks hooks, LongSupplier ticker) {
+    public JobCompleter(Db db, JobStore store, Hooks hooks, LongSupplier ticker) {
         super("baton-job-completer", ticker);
         this.db = db;
         this.store = store;
@@ -40,12 +41,12 @@ final class JobCompleter extends Service {
     }
 
     /** Queues an outcome for recording. */
-    void add(AttemptOutcome outcome) {
+    public void add(AttemptOutcome outcome) {
         outcomes.add(outcome);
     }
 
     /** Outcomes queued and not yet taken (tests). */
-    int pending() {
+    public int pending() {
         return outcomes.size();
     }
 
@@ -83,7 +84,7 @@ final class JobCompleter extends Service {
     }
 
     /** Records a batch of outcomes; retried on connection failures (every statement is idempotent). */
-    void flush(List<AttemptOutcome> batch) {
+    public void flush(List<AttemptOutcome> batch) {
         try {
             hooks.reach(Hooks.Points.JOB_OUTCOMES_BEFORE_RECORD);
             recordWithRetries(batch);

@@ -1,11 +1,13 @@
-package dev.baton;
+package dev.baton.internal.job;
+
+import dev.baton.internal.notify.Notifier;
 
 /**
  * The outcome of one attempt, to be recorded by the {@link JobCompleter} fenced by id and attempt
  * token. Made on a handler thread, then owned by the completer.
  */
-final class AttemptOutcome {
-    enum Kind {
+public final class AttemptOutcome {
+    public enum Kind {
         SUCCESS("success"),
         RETRY("retry"),
         FAIL("fail"),
@@ -21,19 +23,19 @@ final class AttemptOutcome {
     }
 
     /** Tells the completer's loop to end. */
-    static final AttemptOutcome POISON = new AttemptOutcome(Kind.SUCCESS, -1, -1, null, null);
+    public static final AttemptOutcome POISON = new AttemptOutcome(Kind.SUCCESS, -1, -1, null, null);
 
-    final Kind kind;
-    final long id;
-    final long token;
-    String error;
-    final Long delayMs;
+    public final Kind kind;
+    public final long id;
+    public final long token;
+    public String error;
+    public final Long delayMs;
     /** Recorded in the database; a retried flush skips it. */
-    boolean recorded;
+    public boolean recorded;
     /** Frees the attempt's slot once the outcome is recorded (or given up on); null: nothing to free. */
-    Runnable free;
+    public Runnable free;
     /** Signalled once per batch after the slots are freed (the claimer of the attempt's queue); null: none. */
-    Notifier.Subscription wake;
+    public Notifier.Subscription wake;
 
     private AttemptOutcome(Kind kind, long id, long token, String error, Long delayMs) {
         this.kind = kind;
@@ -43,23 +45,23 @@ final class AttemptOutcome {
         this.delayMs = delayMs;
     }
 
-    static AttemptOutcome success(JobStore.Claimed job) {
+    public static AttemptOutcome success(JobStore.Claimed job) {
         return new AttemptOutcome(Kind.SUCCESS, job.id(), job.token(), null, null);
     }
 
-    static AttemptOutcome retry(JobStore.Claimed job, String error, long delayMs) {
+    public static AttemptOutcome retry(JobStore.Claimed job, String error, long delayMs) {
         return new AttemptOutcome(Kind.RETRY, job.id(), job.token(), error, delayMs);
     }
 
-    static AttemptOutcome fail(JobStore.Claimed job, String error) {
+    public static AttemptOutcome fail(JobStore.Claimed job, String error) {
         return new AttemptOutcome(Kind.FAIL, job.id(), job.token(), error, null);
     }
 
-    static AttemptOutcome cancel(JobStore.Claimed job, String error) {
+    public static AttemptOutcome cancel(JobStore.Claimed job, String error) {
         return new AttemptOutcome(Kind.CANCEL, job.id(), job.token(), error, null);
     }
 
-    static AttemptOutcome release(JobStore.Claimed job) {
+    public static AttemptOutcome release(JobStore.Claimed job) {
         return new AttemptOutcome(Kind.RELEASE, job.id(), job.token(), null, null);
     }
 }

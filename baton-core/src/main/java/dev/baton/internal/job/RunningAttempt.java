@@ -1,5 +1,9 @@
-package dev.baton;
+package dev.baton.internal.job;
 
+import dev.baton.AttemptLostException;
+import dev.baton.BatonException;
+import dev.baton.FencedWork;
+import dev.baton.JobContext;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
@@ -11,9 +15,9 @@ import java.util.concurrent.TimeUnit;
  * its lease and stops it when the lease cannot be confirmed in time; the handler sees the stop through
  * {@link #isCancelled()}, {@link #awaitCancellation} and an interrupt.
  */
-final class RunningAttempt implements JobContext {
+public final class RunningAttempt implements JobContext {
     /** Why a running attempt was told to stop. */
-    enum StopReason {
+    public enum StopReason {
         CANCEL_REQUESTED,
         TIMEOUT,
         LOST,
@@ -21,27 +25,28 @@ final class RunningAttempt implements JobContext {
         DRAIN
     }
 
-    final JobStore.Claimed job;
-    final boolean hasTimeout;
-    final long timeoutAt;
-    final CountDownLatch stopped = new CountDownLatch(1);
-    volatile long confirmedSendNanos;
-    volatile StopReason stopReason;
-    volatile Thread thread;
-    volatile boolean completedInTransaction;
+    public final JobStore.Claimed job;
+    public final boolean hasTimeout;
+    public final long timeoutAt;
+    public final CountDownLatch stopped = new CountDownLatch(1);
+    public volatile long confirmedSendNanos;
+    public volatile StopReason stopReason;
+    public volatile Thread thread;
+    public volatile boolean completedInTransaction;
     /** The handler returned; only the outcome's recording is pending. */
-    volatile boolean finished;
+    public volatile boolean finished;
     /** The handler's own thread found the stop (isCancelled() true, awaitCancellation() woken by it). */
-    volatile boolean observedStop;
+    public volatile boolean observedStop;
     /** The handler returned normally without having seen a stop that had arrived. */
-    volatile boolean finishedUnaware;
+    public volatile boolean finishedUnaware;
 
     private final long halfLeaseNanos;
     private final Db db;
     private final JobStore store;
     private final Hooks hooks;
 
-    RunningAttempt(JobStore.Claimed job, long claimSendNanos, Duration jobLease, Db db, JobStore store, Hooks hooks) {
+    public RunningAttempt(
+            JobStore.Claimed job, long claimSendNanos, Duration jobLease, Db db, JobStore store, Hooks hooks) {
         this.job = job;
         this.halfLeaseNanos = jobLease.toNanos() / 2;
         this.db = db;
@@ -53,18 +58,18 @@ final class RunningAttempt implements JobContext {
     }
 
     /** Half the job lease after the send time of the last confirmed claim or heartbeat. */
-    long deadline() {
+    public long deadline() {
         return confirmedSendNanos + halfLeaseNanos;
     }
 
     /** The handler has returned: later stops must not interrupt the pool thread (it runs other jobs). */
-    synchronized void finish() {
+    public synchronized void finish() {
         finished = true;
         thread = null;
     }
 
     /** Tells the handler to stop; true if this call did it (first reason wins). */
-    synchronized boolean stop(StopReason reason) {
+    public synchronized boolean stop(StopReason reason) {
         if (stopReason != null) {
             return false;
         }

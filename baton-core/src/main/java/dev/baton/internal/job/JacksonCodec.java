@@ -1,17 +1,18 @@
-package dev.baton;
+package dev.baton.internal.job;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.baton.PayloadCodec;
 
 /** {@link PayloadCodec} on Jackson. */
-final class JacksonCodec implements PayloadCodec {
-    static final JacksonCodec DEFAULT = new JacksonCodec(new ObjectMapper()
+public final class JacksonCodec implements PayloadCodec {
+    public static final JacksonCodec DEFAULT = new JacksonCodec(new ObjectMapper()
             .findAndRegisterModules()
             .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false));
 
     private final ObjectMapper mapper;
 
-    JacksonCodec(ObjectMapper mapper) {
+    public JacksonCodec(ObjectMapper mapper) {
         this.mapper = mapper;
     }
 

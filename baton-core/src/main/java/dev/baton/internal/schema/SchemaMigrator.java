@@ -1,5 +1,8 @@
-package dev.baton;
+package dev.baton.internal.schema;
 
+import dev.baton.BatonException;
+import dev.baton.MigrationResult;
+import dev.baton.SchemaVersionException;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
@@ -19,9 +22,9 @@ import javax.sql.DataSource;
  * through PgBouncer in transaction mode. A schema the application role already owns is used as is
  * (no database-level CREATE privilege needed).
  */
-final class SchemaMigrator {
+public final class SchemaMigrator {
     /** The scripts, in order; the newest version this Baton understands is their count. */
-    static final List<String> SCRIPTS = List.of(
+    public static final List<String> SCRIPTS = List.of(
             "V1__leases_and_nodes.sql",
             "V2__jobs.sql",
             "V3__coordination.sql",
@@ -29,7 +32,7 @@ final class SchemaMigrator {
             "V5__envelope.sql",
             "V6__revocations_and_grants.sql");
 
-    static final int CURRENT_VERSION = SCRIPTS.size();
+    public static final int CURRENT_VERSION = SCRIPTS.size();
     /**
      * Per script, the oldest schema version whose code can still run against the schema it leaves (an
      * additive script keeps the previous version's code working), so that a node of an older version
@@ -37,11 +40,11 @@ final class SchemaMigrator {
      * read by code of version 5 and later: code before version 5 refuses any newer schema, and version 5
      * itself needs version 5 code (older code would create a pruned lease again at generation 1).
      */
-    static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 5, 5);
+    public static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 5, 5);
 
     private SchemaMigrator() {}
 
-    static MigrationResult migrate(DataSource dataSource, String schema) {
+    public static MigrationResult migrate(DataSource dataSource, String schema) {
         String quoted = Identifiers.schema(schema);
         try {
             // READ COMMITTED (Db): after the lock is granted, the version read must see the commit of an
@@ -95,7 +98,7 @@ final class SchemaMigrator {
     }
 
     /** Checks that the schema is installed at exactly the version this Baton understands. */
-    static void verify(DataSource dataSource, String schema) {
+    public static void verify(DataSource dataSource, String schema) {
         String quoted = Identifiers.schema(schema);
         try {
             Db.of(dataSource).call("checking schema '" + schema + "'", c -> {

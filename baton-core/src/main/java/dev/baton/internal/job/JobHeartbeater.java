@@ -1,7 +1,7 @@
-package dev.baton;
+package dev.baton.internal.job;
 
-import dev.baton.RunningAttempt.StopReason;
 import dev.baton.internal.db.BoundedCalls;
+import dev.baton.internal.job.RunningAttempt.StopReason;
 import dev.baton.internal.service.Hooks;
 import dev.baton.internal.service.Service;
 import java.sql.SQLException;
@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * one the database no longer knows as current (rescued, finished elsewhere) is stopped as lost; one
  * whose cancellation was requested is stopped as cancelled.
  */
-final class JobHeartbeater extends Service {
+public final class JobHeartbeater extends Service {
     private static final Logger log = LoggerFactory.getLogger(JobHeartbeater.class);
 
     private final Map<Long, RunningAttempt> running;
@@ -40,7 +40,7 @@ final class JobHeartbeater extends Service {
      * @param running the node's running attempts by job id (shared with the worker, which adds and
      *                removes them)
      */
-    JobHeartbeater(
+    public JobHeartbeater(
             Map<Long, RunningAttempt> running,
             DataSource coordination,
             JobStore store,

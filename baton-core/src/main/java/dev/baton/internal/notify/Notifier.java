@@ -1,7 +1,11 @@
-package dev.baton;
+package dev.baton.internal.notify;
 
+import dev.baton.Leases;
+import dev.baton.NotificationMode;
 import dev.baton.internal.db.Db;
+import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.PoolSize;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -28,17 +32,17 @@ import org.slf4j.LoggerFactory;
  * jittered polling, which is always running. Notifications are an optimisation of hand-off and
  * pick-up latency, never part of safety.
  */
-final class Notifier implements AutoCloseable {
+public final class Notifier implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Notifier.class);
     /** Lease names cannot hold control characters, so this payload never collides with one. */
     private static final String PROBE_PREFIX = "\u0001probe:";
 
-    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+    public static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
     /**
      * LISTEN holds a connection for as long as the node runs. From a shared pool smaller than this, that
      * is too large a share (with 2 connections, half the pool): AUTO then polls instead.
      */
-    static final int MIN_POOL_FOR_LISTEN = 4;
+    public static final int MIN_POOL_FOR_LISTEN = 4;
 
     private static final Duration RECONNECT_BACKOFF = Duration.ofSeconds(2);
 
@@ -59,21 +63,24 @@ final class Notifier implements AutoCloseable {
     private volatile String pendingProbe;
     private volatile CountDownLatch probeLatch;
 
-    Notifier(DataSource dataSource, String schema, NotificationMode mode, boolean dedicated) {
+    public Notifier(DataSource dataSource, String schema, NotificationMode mode, boolean dedicated) {
         this.dataSource = dataSource;
         this.dedicated = dedicated;
-        this.probeChannel = Leases.channel(schema);
-        this.channels = List.of(Leases.channel(schema), JobStore.channel(schema), Schedules.channel(schema));
+        this.probeChannel = Identifiers.channel(schema, "lease");
+        this.channels = List.of(
+                Identifiers.channel(schema, "lease"),
+                Identifiers.channel(schema, "job"),
+                Identifiers.channel(schema, "schedule"));
         this.mode = mode;
     }
 
     /** A notifier that never listens (for {@link Leases} used without a started Baton). */
-    static Notifier polling() {
+    public static Notifier polling() {
         return new Notifier(null, "none", NotificationMode.POLL, false);
     }
 
     /** Starts listening (unless mode is POLL). Returns once LISTEN is active and probed, or fell back. */
-    void start() {
+    public void start() {
         if (mode == NotificationMode.POLL || thread != null) {
             return;
         }
@@ -103,12 +110,12 @@ final class Notifier implements AutoCloseable {
     }
 
     /** True while notifications are known to arrive. */
-    boolean listening() {
+    public boolean listening() {
         return listening;
     }
 
     /** Wakes the returned subscription whenever {@code key} is notified on {@code channel}. */
-    Subscription subscribe(String channel, String key) {
+    public Subscription subscribe(String channel, String key) {
         Subscription s = new Subscription(channel + '\u0000' + key);
         subscribers.computeIfAbsent(s.key, k -> new CopyOnWriteArraySet<>()).add(s);
         return s;
@@ -273,7 +280,7 @@ final class Notifier implements AutoCloseable {
     }
 
     /** A waiter for releases of one lease name. */
-    final class Subscription implements AutoCloseable {
+    public final class Subscription implements AutoCloseable {
         private final String key;
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition signalled = lock.newCondition();
@@ -283,7 +290,7 @@ final class Notifier implements AutoCloseable {
             this.key = key;
         }
 
-        void signal() {
+        public void signal() {
             lock.lock();
             try {
                 pending = true;
@@ -297,7 +304,7 @@ final class Notifier implements AutoCloseable {
          * Waits until a notification for this name arrives or {@code nanos} pass. Returns false only
          * if the thread was interrupted (the interrupt flag is kept).
          */
-        boolean await(long nanos) {
+        public boolean await(long nanos) {
             lock.lock();
             try {
                 long left = nanos;

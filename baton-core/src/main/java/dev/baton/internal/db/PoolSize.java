@@ -1,4 +1,4 @@
-package dev.baton;
+package dev.baton.internal.db;
 
 import java.lang.reflect.Method;
 import java.util.OptionalInt;
@@ -10,12 +10,12 @@ import javax.sql.DataSource;
  * DBCP2's {@code getMaxTotal}, Tomcat JDBC's {@code getMaxActive}, c3p0's {@code getMaxPoolSize}).
  * Empty for any other data source: Baton then assumes nothing.
  */
-final class PoolSize {
+public final class PoolSize {
     private static final String[] GETTERS = {"getMaximumPoolSize", "getMaxTotal", "getMaxActive", "getMaxPoolSize"};
 
     private PoolSize() {}
 
-    static OptionalInt of(DataSource ds) {
+    public static OptionalInt of(DataSource ds) {
         for (String name : GETTERS) {
             try {
                 Method m = ds.getClass().getMethod(name);

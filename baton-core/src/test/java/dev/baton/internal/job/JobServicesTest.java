@@ -1,9 +1,15 @@
-package dev.baton;
+package dev.baton.internal.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.baton.RunningAttempt.StopReason;
+import dev.baton.Baton;
+import dev.baton.DbTest;
+import dev.baton.JobRequest;
+import dev.baton.JobState;
+import dev.baton.Jobs;
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.RunningAttempt.StopReason;
+import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -24,7 +30,7 @@ class JobServicesTest extends DbTest {
     private static final Duration LEASE = Duration.ofSeconds(30);
 
     private Jobs jobs() {
-        return new Jobs(appPool, new JobStore(schema), PayloadCodec.jackson(), WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES);
+        return Baton.builder(appPool).schema(schema).build().jobs(); // read and enqueue only, never started
     }
 
     /** Enqueues {@code n} jobs of kind "k" and claims them as node "n1". */
@@ -86,7 +92,7 @@ class JobServicesTest extends DbTest {
         Duration interval = Duration.ofSeconds(5);
         JobHeartbeater heartbeater =
                 new JobHeartbeater(running, appPool, store, Hooks.NONE, LEASE, interval, clock::get);
-        closeLater(heartbeater::afterLastPass); // never started: only its bounded-call thread to close
+        closeLater((AutoCloseable) heartbeater::afterLastPass); // never started: only its bounded-call thread to close
         RunningAttempt kept = running.get(claimed.get(0).id());
         RunningAttempt lost = running.get(claimed.get(1).id());
         RunningAttempt cancelled = running.get(claimed.get(2).id());

@@ -1,7 +1,16 @@
-package dev.baton;
+package dev.baton.internal.job;
 
-import dev.baton.RunningAttempt.StopReason;
+import dev.baton.AttemptLostException;
+import dev.baton.BatonMetrics;
+import dev.baton.JobContext;
+import dev.baton.JobHandler;
+import dev.baton.PayloadCodec;
+import dev.baton.RetryPolicy;
+import dev.baton.UnknownOutcomeException;
+import dev.baton.WorkerConfig;
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.RunningAttempt.StopReason;
+import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import dev.baton.internal.service.Service;
 import java.sql.SQLException;
@@ -32,17 +41,17 @@ import org.slf4j.LoggerFactory;
  * answered heartbeat (or of its claim). Past it the handler is cancelled and the attempt writes
  * nothing; the rescuer returns the job to the queue once its lease expires on the database clock.
  */
-final class Worker {
+public final class Worker {
     private static final Logger log = LoggerFactory.getLogger(Worker.class);
     /**
      * After the drain timeout, how long handlers told to stop get to return before the worker stops: one
      * that returns in time has its attempt released (or recorded); one that ignores the interrupt keeps
      * its attempt until its lease runs out on the database clock.
      */
-    static final long STOP_GRACE_NANOS = 500_000_000L;
+    public static final long STOP_GRACE_NANOS = 500_000_000L;
 
     /** A registered handler with its payload type and retry policy. */
-    record Registration<T>(String kind, Class<T> type, JobHandler<T> handler, RetryPolicy retry) {
+    public record Registration<T>(String kind, Class<T> type, JobHandler<T> handler, RetryPolicy retry) {
         void invoke(Object payload, JobContext ctx) throws Exception {
             handler.handle(type.cast(payload), ctx);
         }
@@ -67,13 +76,13 @@ final class Worker {
     private final List<QueueRunner> queues = new ArrayList<>();
     private final JobCompleter completer;
     /** How long a claimer waits for more free slots after a full claim (see claimLoop). */
-    static final long CLAIM_COALESCE_NANOS = 2_000_000L;
+    public static final long CLAIM_COALESCE_NANOS = 2_000_000L;
 
     private volatile boolean claiming;
     private volatile boolean stopped = true;
     private final JobHeartbeater heartbeater;
 
-    Worker(
+    public Worker(
             DataSource dataSource,
             DataSource coordination,
             JobStore store,
@@ -102,7 +111,7 @@ final class Worker {
                 running, coordination, store, hooks, config.jobLease(), config.heartbeatInterval(), ticker);
     }
 
-    synchronized void start() {
+    public synchronized void start() {
         if (!stopped) {
             return;
         }
@@ -118,7 +127,7 @@ final class Worker {
      * Stops claiming new jobs (running ones go on). Returns once no claim statement is in flight, so
      * a job enqueued after this returns is never claimed by this node.
      */
-    void stopClaiming() {
+    public void stopClaiming() {
         claiming = false;
         queues.forEach(QueueRunner::awaitNoClaim);
     }
@@ -132,7 +141,7 @@ final class Worker {
      * key) before then; the job is then rescued, counted as a stall, and whatever the handler does after
      * this method returned is not recorded. Outcomes are flushed. Returns when done.
      */
-    synchronized void stop() {
+    public synchronized void stop() {
         if (stopped) {
             return;
         }
@@ -173,12 +182,12 @@ final class Worker {
         queues.clear();
     }
 
-    int runningCount() {
+    public int runningCount() {
         return running.size();
     }
 
     /** Outcomes queued for the completer and not yet taken (tests). */
-    int pendingOutcomes() {
+    public int pendingOutcomes() {
         return completer.pending();
     }
 
