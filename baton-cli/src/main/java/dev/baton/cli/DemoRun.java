@@ -68,10 +68,12 @@ final class DemoRun {
     private long runStartNanos; // first election
 
     // Measurements.
-    private final Map<String, Object> pause = new LinkedHashMap<>();
-    private final Map<String, Object> kill = new LinkedHashMap<>();
-    private final Map<String, Object> graceful = new LinkedHashMap<>();
-    private final Map<String, Object> backends = new LinkedHashMap<>();
+    /** What each fault step saw; null while the step has not completed. */
+    private PauseStep pause;
+
+    private KillStep kill;
+    private GracefulStep graceful;
+    private BackendsStep backends;
     private volatile int faults;
     private final boolean tty;
     private volatile String statusLine; // the progress line shown on a terminal, or null
@@ -311,17 +313,18 @@ final class DemoRun {
         }
         String outcome = String.join("; ", parts);
         say("           result: " + outcome);
-        pause.put("node", l.owner);
-        pause.put("generation", l.generation);
-        pause.put("newLeader", next.owner);
-        pause.put("newGeneration", next.generation);
-        pause.put("takeoverMs", takeoverMs);
-        pause.put("pausedMs", pausedMs);
-        pause.put("taskWrite", rejected == null ? "none attempted" : "rejected by the " + rejected.detail);
-        pause.put("steppedDown", revoked.detail);
-        pause.put("steppedDownMsAfterResume", Math.max(0, millis(revoked.nanos - contAt)));
-        pause.put("deliberateStaleWrite", probeOutcome);
-        pause.put("outcome", outcome);
+        pause = new PauseStep(
+                l.owner,
+                l.generation,
+                next.owner,
+                next.generation,
+                takeoverMs,
+                pausedMs,
+                rejected == null ? "none attempted" : "rejected by the " + rejected.detail,
+                revoked.detail,
+                Math.max(0, millis(revoked.nanos - contAt)),
+                probeOutcome,
+                outcome);
     }
 
     /** Fault 2: SIGKILL the leader; measure until a new generation appears; restart the node. */
@@ -339,11 +342,7 @@ final class DemoRun {
         say("           takeover: " + next.owner + " leads with generation " + next.generation + ", " + ms(takeoverMs)
                 + " after SIGKILL (bounded by the " + Durations.human(opt.ttl)
                 + " TTL: a dead leader's lease must expire)");
-        kill.put("node", l.owner);
-        kill.put("generation", l.generation);
-        kill.put("newLeader", next.owner);
-        kill.put("newGeneration", next.generation);
-        kill.put("takeoverMs", takeoverMs);
+        kill = new KillStep(l.owner, l.generation, next.owner, next.generation, takeoverMs);
         restart(p);
     }
 
@@ -379,8 +378,7 @@ final class DemoRun {
             say("           no backend of " + l.owner
                     + " found: behind a transaction-pooling proxy a node's connections "
                     + "are shared, so this fault cannot target one node");
-            backends.put("node", l.owner);
-            backends.put("backendsTerminated", 0);
+            backends = BackendsStep.noneFound(l.owner);
             return;
         }
         // Recovered: a fenced ledger row committed after the cut, by whichever node leads now.
@@ -393,12 +391,7 @@ final class DemoRun {
                         + l.generation + ")";
         say("           " + n + " backend(s) terminated; fenced writes resumed " + ms(recoveredMs) + " later: "
                 + outcome);
-        backends.put("node", l.owner);
-        backends.put("generation", l.generation);
-        backends.put("backendsTerminated", n);
-        backends.put("writesResumedMs", recoveredMs);
-        backends.put("leaderAfter", now.owner);
-        backends.put("generationAfter", now.generation);
+        backends = new BackendsStep(l.owner, l.generation, n, recoveredMs, now.owner, now.generation);
     }
 
     private long maxSeq() {
@@ -432,12 +425,7 @@ final class DemoRun {
                 .orElse("?");
         say("           hand-off: " + next.owner + " leads with generation " + next.generation + ", " + ms(handOffMs)
                 + " after SIGTERM (generation " + l.generation + " ended: " + endReason + ")");
-        graceful.put("node", l.owner);
-        graceful.put("generation", l.generation);
-        graceful.put("newLeader", next.owner);
-        graceful.put("newGeneration", next.generation);
-        graceful.put("handOffMs", handOffMs);
-        graceful.put("endReason", endReason);
+        graceful = new GracefulStep(l.owner, l.generation, next.owner, next.generation, handOffMs, endReason);
         if (!"released".equals(endReason)) {
             failures.add("generation " + l.generation + " of " + l.owner + " ended '" + endReason
                     + "' after SIGTERM; expected 'released'");
@@ -507,9 +495,9 @@ final class DemoRun {
             gens.add(g);
         }
         json.put("generationDetails", gens);
-        json.put("takeoverAfterKillMs", kill.get("takeoverMs"));
-        json.put("handOffAfterReleaseMs", graceful.get("handOffMs"));
-        json.put("takeoverAfterPauseMs", pause.get("takeoverMs"));
+        json.put("takeoverAfterKillMs", kill == null ? null : kill.takeoverMs());
+        json.put("handOffAfterReleaseMs", graceful == null ? null : graceful.handOffMs());
+        json.put("takeoverAfterPauseMs", pause == null ? null : pause.takeoverMs());
         Map<String, Object> stale = new LinkedHashMap<>();
         stale.put("rejectedByDatabase", rejectedByDb);
         stale.put("taskWritesRejectedByDatabase", taskRejected);
@@ -518,10 +506,10 @@ final class DemoRun {
         stale.put("unknownOutcome", unknown);
         json.put("staleWrites", stale);
         Map<String, Object> faults = new LinkedHashMap<>();
-        faults.put("pause", pause);
-        faults.put("kill", kill);
-        faults.put("terminateBackends", backends);
-        faults.put("gracefulStop", graceful);
+        faults.put("pause", pause == null ? Map.of() : pause.toJson());
+        faults.put("kill", kill == null ? Map.of() : kill.toJson());
+        faults.put("terminateBackends", backends == null ? Map.of() : backends.toJson());
+        faults.put("gracefulStop", graceful == null ? Map.of() : graceful.toJson());
         json.put("faultsInjected", this.faults);
         json.put("faults", faults);
         json.put("verification", verification.toJson());
@@ -560,39 +548,36 @@ final class DemoRun {
         row(
                 r,
                 "  SIGSTOP leader",
-                pause.containsKey("takeoverMs")
-                        ? "takeover " + ms((Long) pause.get("takeoverMs")) + "; resumed, its stale write was "
-                                + pause.get("deliberateStaleWrite")
+                pause != null
+                        ? "takeover " + ms(pause.takeoverMs()) + "; resumed, its stale write was "
+                                + pause.deliberateStaleWrite()
                         : "not completed");
         row(
                 r,
                 "  SIGKILL + restart",
-                kill.containsKey("takeoverMs")
-                        ? "takeover after SIGKILL " + ms((Long) kill.get("takeoverMs"))
-                                + " (" + kill.get("node") + " g" + kill.get("generation") + " -> "
-                                + kill.get("newLeader") + " g"
-                                + kill.get("newGeneration") + ")"
+                kill != null
+                        ? "takeover after SIGKILL " + ms(kill.takeoverMs()) + " (" + kill.node() + " g"
+                                + kill.generation() + " -> " + kill.newLeader() + " g" + kill.newGeneration() + ")"
                         : "not completed");
         row(
                 r,
                 "  backends terminated",
-                Integer.valueOf(0).equals(backends.get("backendsTerminated"))
-                        ? "none found for " + backends.get("node") + " (connections shared behind a pooler)"
-                        : backends.containsKey("writesResumedMs")
-                                ? backends.get("backendsTerminated")
-                                        + " of " + backends.get("node") + "; fenced writes resumed after "
-                                        + ms((Long) backends.get("writesResumedMs"))
-                                        + (backends.get("generationAfter").equals(backends.get("generation"))
+                backends == null
+                        ? "not completed"
+                        : backends.backendsTerminated() == 0
+                                ? "none found for " + backends.node() + " (connections shared behind a pooler)"
+                                : backends.backendsTerminated()
+                                        + " of " + backends.node() + "; fenced writes resumed after "
+                                        + ms(backends.writesResumedMs())
+                                        + (backends.generationAfter() == backends.generation()
                                                 ? " (kept its lease)"
-                                                : " (" + backends.get("leaderAfter") + " took over, g"
-                                                        + backends.get("generationAfter") + ")")
-                                : "not completed");
+                                                : " (" + backends.leaderAfter() + " took over, g"
+                                                        + backends.generationAfter() + ")"));
         row(
                 r,
                 "  SIGTERM leader",
-                graceful.containsKey("handOffMs")
-                        ? "hand-off after release " + ms((Long) graceful.get("handOffMs")) + " (lease "
-                                + graceful.get("endReason") + ")"
+                graceful != null
+                        ? "hand-off after release " + ms(graceful.handOffMs()) + " (lease " + graceful.endReason() + ")"
                         : "not completed");
         row(
                 r,
@@ -1043,6 +1028,92 @@ final class DemoRun {
 
         StepFailed(String message) {
             super(message);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ results
+
+    /** Fault 1: the leader paused (SIGSTOP), taken over, resumed. */
+    private record PauseStep(
+            String node,
+            long generation,
+            String newLeader,
+            long newGeneration,
+            long takeoverMs,
+            long pausedMs,
+            String taskWrite,
+            String steppedDown,
+            long steppedDownMsAfterResume,
+            String deliberateStaleWrite,
+            String outcome) {
+        Map<String, Object> toJson() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("node", node);
+            m.put("generation", generation);
+            m.put("newLeader", newLeader);
+            m.put("newGeneration", newGeneration);
+            m.put("takeoverMs", takeoverMs);
+            m.put("pausedMs", pausedMs);
+            m.put("taskWrite", taskWrite);
+            m.put("steppedDown", steppedDown);
+            m.put("steppedDownMsAfterResume", steppedDownMsAfterResume);
+            m.put("deliberateStaleWrite", deliberateStaleWrite);
+            m.put("outcome", outcome);
+            return m;
+        }
+    }
+
+    /** Fault 2: the leader killed (SIGKILL), taken over, restarted. */
+    private record KillStep(String node, long generation, String newLeader, long newGeneration, long takeoverMs) {
+        Map<String, Object> toJson() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("node", node);
+            m.put("generation", generation);
+            m.put("newLeader", newLeader);
+            m.put("newGeneration", newGeneration);
+            m.put("takeoverMs", takeoverMs);
+            return m;
+        }
+    }
+
+    /** Fault 3: the leader's backends terminated; none found behind a transaction pooler. */
+    private record BackendsStep(
+            String node,
+            long generation,
+            int backendsTerminated,
+            long writesResumedMs,
+            String leaderAfter,
+            long generationAfter) {
+        static BackendsStep noneFound(String node) {
+            return new BackendsStep(node, 0, 0, 0, null, 0);
+        }
+
+        Map<String, Object> toJson() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("node", node);
+            m.put("backendsTerminated", backendsTerminated);
+            if (backendsTerminated > 0) {
+                m.put("generation", generation);
+                m.put("writesResumedMs", writesResumedMs);
+                m.put("leaderAfter", leaderAfter);
+                m.put("generationAfter", generationAfter);
+            }
+            return m;
+        }
+    }
+
+    /** Fault 4: the leader stopped gracefully (SIGTERM); its lease released and handed off. */
+    private record GracefulStep(
+            String node, long generation, String newLeader, long newGeneration, long handOffMs, String endReason) {
+        Map<String, Object> toJson() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("node", node);
+            m.put("generation", generation);
+            m.put("newLeader", newLeader);
+            m.put("newGeneration", newGeneration);
+            m.put("handOffMs", handOffMs);
+            m.put("endReason", endReason);
+            return m;
         }
     }
 }

@@ -61,6 +61,8 @@ class ChaosCommandTest {
         assertThat(r.out()).contains("Baton chaos run (E03): PASS   seed 3", "verdict: PASS", "progress         yes");
         String json = Files.readString(report);
         assertThat(json).contains("\"verdict\": \"PASS\"", "\"seed\": 3", "\"faultsInjected\"");
+        // the checker's typed result, not its printed output
+        assertThat(json).contains("\"checker\"", "\"invariants\"", "\"externalDuplicates\"");
         assertThat(json).containsAnyOf("\"PAUSE\"", "\"KILL\"", "\"TERMINATE_BACKEND\"", "\"BLACK_HOLE\"");
     }
 
