@@ -8,6 +8,7 @@ package dev.baton;
 public class AttemptLostException extends BatonException {
     private static final long serialVersionUID = 1L;
 
+    /** An exception with {@code message}. */
     public AttemptLostException(String message) {
         super(message);
     }

@@ -181,6 +181,7 @@ public final class Baton implements AutoCloseable {
         leaderships.add(maintenance);
     }
 
+    /** A builder of a Baton node on {@code dataSource}, the pool its statements run on. */
     public static Builder builder(DataSource dataSource) {
         return new Builder(dataSource);
     }
@@ -283,6 +284,7 @@ public final class Baton implements AutoCloseable {
         return nodeId;
     }
 
+    /** The schema Baton's tables live in. */
     public String schema() {
         return schema;
     }
@@ -423,6 +425,7 @@ public final class Baton implements AutoCloseable {
             return this;
         }
 
+        /** How nodes wake each other (LISTEN/NOTIFY or polling); default {@link NotificationMode#AUTO}. */
         public Builder notifications(NotificationMode mode) {
             this.notifications = Objects.requireNonNull(mode, "notifications");
             return this;
@@ -554,6 +557,7 @@ public final class Baton implements AutoCloseable {
             return this;
         }
 
+        /** Builds the node (not started; see {@link Baton#start()}). */
         public Baton build() {
             return new Baton(this);
         }

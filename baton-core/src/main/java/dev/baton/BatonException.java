@@ -4,10 +4,12 @@ package dev.baton;
 public class BatonException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** An exception with {@code message}. */
     public BatonException(String message) {
         super(message);
     }
 
+    /** An exception with {@code message}, caused by {@code cause}. */
     public BatonException(String message, Throwable cause) {
         super(message, cause);
     }

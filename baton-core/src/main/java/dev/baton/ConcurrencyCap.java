@@ -151,6 +151,7 @@ public final class ConcurrencyCap {
             this.local = local;
         }
 
+        /** The key this slot was taken for. */
         public String key() {
             return key;
         }

@@ -335,6 +335,7 @@ public final class Coordination {
     /** A claim-lock body. */
     @FunctionalInterface
     public interface ClaimWork<T> {
+        /** Runs the work while the claim is held; its result is returned to the caller. */
         T apply(ClaimContext claim) throws Exception;
     }
 
@@ -412,6 +413,7 @@ public final class Coordination {
     /** The body of {@link #withLease}. */
     @FunctionalInterface
     public interface LeaseWork<T> {
+        /** Runs the work under {@code grant}; its result is returned to the caller. */
         T apply(LeaseGrant grant) throws Exception;
     }
 

@@ -8,5 +8,6 @@ import java.sql.Connection;
  */
 @FunctionalInterface
 public interface FencedWork<T> {
+    /** Does the work on {@code transaction}, which has passed the fence; Baton commits it. */
     T apply(Connection transaction) throws Exception;
 }

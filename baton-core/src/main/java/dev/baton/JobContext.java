@@ -4,15 +4,19 @@ import java.time.Duration;
 
 /** What a {@link JobHandler} gets for one attempt. */
 public interface JobContext {
+    /** The job's id. */
     long jobId();
 
+    /** The job's kind (its handler's name). */
     String kind();
 
+    /** The queue the job was claimed from. */
     String queue();
 
     /** 1 for the first attempt. */
     int attempt();
 
+    /** How many attempts the job may use. */
     int maxAttempts();
 
     /** This attempt's token: completion and heartbeats of any other attempt are rejected. */

@@ -11,16 +11,19 @@ package dev.baton;
  */
 @FunctionalInterface
 public interface JobHandler<T> {
+    /** Works one attempt of a job with its decoded {@code payload}. */
     void handle(T payload, JobContext context) throws Exception;
 
     /** Thrown by a handler: the job fails now, with no further attempts. */
     class PermanentFailure extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
+        /** A permanent failure with {@code message}. */
         public PermanentFailure(String message) {
             super(message);
         }
 
+        /** A permanent failure with {@code message}, caused by {@code cause}. */
         public PermanentFailure(String message, Throwable cause) {
             super(message, cause);
         }

@@ -21,15 +21,19 @@ public final class JobRequest {
     /** Queue names: lower-case letters, digits, '_', '.', '-'; up to 63 characters. */
     public static final Pattern QUEUE_NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,62}");
 
+    /** The queue of a request that names none. */
     public static final String DEFAULT_QUEUE = "default";
     /** Priorities run from 0 (first) to 100 (last). */
     public static final int MIN_PRIORITY = 0;
 
+    /** The lowest priority (runs last). */
     public static final int MAX_PRIORITY = 100;
+    /** The priority of a request that names none: the middle of the range. */
     public static final int DEFAULT_PRIORITY = 50;
     /** 25 attempts with the default backoff span about a day and a half. */
     public static final int DEFAULT_MAX_ATTEMPTS = 25;
 
+    /** The most attempts a job may be given. */
     public static final int MAX_ATTEMPTS_LIMIT = 1000;
 
     final String kind;
@@ -82,6 +86,7 @@ public final class JobRequest {
                 null);
     }
 
+    /** This request on {@code queue} (see {@link #QUEUE_NAME}). */
     public JobRequest queue(String queue) {
         return new JobRequest(
                 kind,
@@ -178,10 +183,12 @@ public final class JobRequest {
                 Identifiers.name("concurrencyKey", key));
     }
 
+    /** The job kind this request enqueues. */
     public String kind() {
         return kind;
     }
 
+    /** The queue this request enqueues on. */
     public String queueName() {
         return queue;
     }

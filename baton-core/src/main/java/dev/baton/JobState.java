@@ -8,11 +8,14 @@ public enum JobState {
     AVAILABLE,
     /** Claimed by a worker under an attempt token and a job lease. */
     RUNNING,
+    /** Its handler returned normally and the outcome was recorded. */
     SUCCEEDED,
     /** Out of attempts (or stalls), or failed with a non-retryable error. Its errors are kept. */
     FAILED,
+    /** Cancelled before it finished; not run again. */
     CANCELLED;
 
+    /** True for the states a job never leaves: succeeded, failed, cancelled. */
     public boolean terminal() {
         return this == SUCCEEDED || this == FAILED || this == CANCELLED;
     }

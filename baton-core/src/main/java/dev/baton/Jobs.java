@@ -126,6 +126,7 @@ public final class Jobs {
         setPaused(queue, true);
     }
 
+    /** Resumes claiming on {@code queue} on every node (see {@link #pause}). */
     public void resume(String queue) {
         setPaused(queue, false);
     }

@@ -7,5 +7,6 @@ package dev.baton;
  */
 @FunctionalInterface
 public interface LeaderTask {
+    /** Runs for one term; returns promptly once {@code context} says the term ended. */
     void run(LeaderContext context) throws Exception;
 }

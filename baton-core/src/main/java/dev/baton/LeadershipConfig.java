@@ -23,8 +23,10 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
     /** Candidates poll every 3 s when notifications are unavailable. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(3);
 
+    /** 10 s: how long {@code stop()} waits for the task to end before it releases the lease anyway. */
     public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(10);
 
+    /** Validates the timing (see the class comment for the rules). */
     public LeadershipConfig {
         Checks.requirePositive("leaseTtl", leaseTtl, false);
         Checks.requirePositive("renewInterval", renewInterval, false);
@@ -44,14 +46,17 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
         }
     }
 
+    /** The defaults: TTL 11 s, renewal every 2.5 s. */
     public static LeadershipConfig defaults() {
         return builder().build();
     }
 
+    /** A builder starting from the defaults. */
     public static Builder builder() {
         return new Builder();
     }
 
+    /** Builds a {@link LeadershipConfig}; validated in {@link #build()}. */
     public static final class Builder {
         private Duration leaseTtl = DEFAULT_LEASE_TTL;
         private Duration renewInterval = DEFAULT_RENEW_INTERVAL;
@@ -60,11 +65,13 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
 
         private Builder() {}
 
+        /** See {@link LeadershipConfig#leaseTtl()}; default {@link #DEFAULT_LEASE_TTL}. */
         public Builder leaseTtl(Duration v) {
             leaseTtl = Objects.requireNonNull(v, "leaseTtl");
             return this;
         }
 
+        /** See {@link LeadershipConfig#renewInterval()}; default {@link #DEFAULT_RENEW_INTERVAL}. */
         public Builder renewInterval(Duration v) {
             renewInterval = Objects.requireNonNull(v, "renewInterval");
             return this;
@@ -76,11 +83,13 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
             return this;
         }
 
+        /** See {@link LeadershipConfig#stopTimeout()}; default {@link #DEFAULT_STOP_TIMEOUT}. */
         public Builder stopTimeout(Duration v) {
             stopTimeout = Objects.requireNonNull(v, "stopTimeout");
             return this;
         }
 
+        /** The configuration; throws {@link IllegalArgumentException} naming the rule a value breaks. */
         public LeadershipConfig build() {
             Duration poll = pollInterval != null
                     ? pollInterval

@@ -5,6 +5,7 @@ package dev.baton;
  * non-blocking. An exception thrown here is logged and ignored.
  */
 public interface LeadershipListener {
+    /** A listener that does nothing. */
     LeadershipListener NONE = new LeadershipListener() {};
 
     /** This instance became the leader under {@code grant}; the task starts right after. */

@@ -28,6 +28,7 @@ public record LeaseGrant(
         Duration ttl,
         long confirmedSendNanos) {
 
+    /** Checks the grant's values. */
     public LeaseGrant {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(owner, "owner");

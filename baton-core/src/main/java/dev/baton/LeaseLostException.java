@@ -11,6 +11,7 @@ public class LeaseLostException extends BatonException {
 
     private final transient LeaseGrant grant;
 
+    /** The lease under {@code grant} is lost, as {@code message} says. */
     public LeaseLostException(LeaseGrant grant, String message) {
         super(message);
         this.grant = grant;

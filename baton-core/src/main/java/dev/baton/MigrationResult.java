@@ -11,6 +11,7 @@ import java.util.List;
  * @param applied the scripts applied, in order (empty when already current)
  */
 public record MigrationResult(String schema, int from, int to, List<String> applied) {
+    /** True if this migration applied at least one script. */
     public boolean changed() {
         return !applied.isEmpty();
     }

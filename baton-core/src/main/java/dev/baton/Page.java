@@ -15,6 +15,7 @@ public record Page<T>(List<T> items, Optional<String> next) {
     /** The largest page any list call returns. */
     public static final int MAX_LIMIT = 1000;
 
+    /** Checks the page's values. */
     public Page {
         items = List.copyOf(items);
     }

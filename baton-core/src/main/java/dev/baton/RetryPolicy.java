@@ -11,6 +11,7 @@ public record RetryPolicy(Duration base, double factor, Duration max, double jit
     /** 1 s, doubling, capped at 1 h, ±20 %: 25 attempts span about 20 hours. */
     public static final RetryPolicy DEFAULT = new RetryPolicy(Duration.ofSeconds(1), 2.0, Duration.ofHours(1), 0.2);
 
+    /** Checks the policy's values. */
     public RetryPolicy {
         Checks.requirePositive("base", base, true);
         Checks.requirePositive("max", max, true);
@@ -30,6 +31,7 @@ public record RetryPolicy(Duration base, double factor, Duration max, double jit
         return new RetryPolicy(Duration.ZERO, 1.0, Duration.ZERO, 0.0);
     }
 
+    /** Exponential backoff from {@code base}, doubling per attempt, capped at {@code max}, ±20 % jitter. */
     public static RetryPolicy exponential(Duration base, Duration max) {
         return new RetryPolicy(base, 2.0, max, 0.2);
     }

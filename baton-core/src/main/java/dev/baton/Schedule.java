@@ -39,6 +39,7 @@ public final class Schedule {
     /** Missed instants older than this are handled by the misfire policy; default 1 minute. */
     public static final Duration DEFAULT_MISFIRE_THRESHOLD = Duration.ofMinutes(1);
 
+    /** The shortest interval a schedule may have. */
     public static final Duration MIN_INTERVAL = Duration.ofMillis(100);
     /**
      * Schedule names: 1 to 150 characters. Each job a schedule enqueues carries keys derived from its
@@ -258,6 +259,7 @@ public final class Schedule {
                 allowOverlap);
     }
 
+    /** This schedule with its jobs on {@code queue}. */
     public Schedule queue(String queue) {
         return with(
                 zone,
@@ -272,6 +274,7 @@ public final class Schedule {
                 allowOverlap);
     }
 
+    /** This schedule with its jobs at {@code priority} (0 first, 100 last). */
     public Schedule priority(int priority) {
         JobRequest.of("x", null).priority(priority); // same rule and message as jobs
         return with(
@@ -287,6 +290,7 @@ public final class Schedule {
                 allowOverlap);
     }
 
+    /** This schedule with its jobs given {@code maxAttempts} attempts. */
     public Schedule maxAttempts(int maxAttempts) {
         JobRequest.of("x", null).maxAttempts(maxAttempts);
         return with(
@@ -346,6 +350,7 @@ public final class Schedule {
                 zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold, allow);
     }
 
+    /** The schedule's name, unique in the cluster. */
     public String name() {
         return name;
     }

@@ -4,9 +4,12 @@ package dev.baton;
 public class SchemaVersionException extends BatonException {
     private static final long serialVersionUID = 1L;
 
+    /** The schema version found in the database. */
     private final int found;
+    /** The newest schema version this Baton supports. */
     private final int supported;
 
+    /** The schema is at version {@code found}; this Baton supports up to {@code supported}. */
     public SchemaVersionException(String message, int found, int supported) {
         super(message);
         this.found = found;

@@ -7,5 +7,6 @@ package dev.baton;
  */
 @FunctionalInterface
 public interface SweepTask {
+    /** One sweep; runs as a job, so it is retried if it fails. */
     void run(JobContext context) throws Exception;
 }

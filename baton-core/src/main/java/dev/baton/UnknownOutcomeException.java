@@ -8,6 +8,7 @@ package dev.baton;
 public class UnknownOutcomeException extends BatonException {
     private static final long serialVersionUID = 1L;
 
+    /** An unknown outcome, as {@code message} says, caused by {@code cause}. */
     public UnknownOutcomeException(String message, Throwable cause) {
         super(message, cause);
     }

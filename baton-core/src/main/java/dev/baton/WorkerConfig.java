@@ -46,9 +46,13 @@ public record WorkerConfig(
     /** 1 s when polling; with LISTEN active, wake-ups are immediate and polls a fallback. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
 
+    /** 10 s: expired attempts return to their queue within a lease and 10 s. */
     public static final Duration DEFAULT_RESCUE_INTERVAL = Duration.ofSeconds(10);
+    /** 3: a job that crashes its worker three times is failed rather than tried for ever. */
     public static final int DEFAULT_MAX_STALLS = 3;
+    /** 30 s: most jobs finish within it; longer ones are told to stop, then released once they return. */
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+    /** 7 days: a week of finished jobs to look back on. */
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
     /** 1 MiB: payloads are for parameters, not documents. */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
@@ -59,6 +63,7 @@ public record WorkerConfig(
      */
     public static final Duration DEFAULT_UNHANDLED_KIND_TIMEOUT = Duration.ofHours(1);
 
+    /** Validates the configuration (see the components for the rules). */
     public WorkerConfig {
         Objects.requireNonNull(queues, "queues");
         queues.forEach((q, n) -> {
@@ -94,6 +99,7 @@ public record WorkerConfig(
         }
     }
 
+    /** A builder starting from the defaults (no queues). */
     public static Builder builder() {
         return new Builder();
     }
@@ -103,6 +109,7 @@ public record WorkerConfig(
         return new Builder(this);
     }
 
+    /** Builds a {@link WorkerConfig}; validated in {@link #build()}. */
     public static final class Builder {
         private final Map<String, Integer> queues = new LinkedHashMap<>();
         private Duration jobLease = DEFAULT_JOB_LEASE;
@@ -137,41 +144,49 @@ public record WorkerConfig(
             return this;
         }
 
+        /** See {@link WorkerConfig#jobLease()}; default {@link #DEFAULT_JOB_LEASE}. */
         public Builder jobLease(Duration v) {
             jobLease = v;
             return this;
         }
 
+        /** See {@link WorkerConfig#heartbeatInterval()}; default {@link #DEFAULT_HEARTBEAT_INTERVAL}. */
         public Builder heartbeatInterval(Duration v) {
             heartbeatInterval = v;
             return this;
         }
 
+        /** See {@link WorkerConfig#pollInterval()}; default {@link #DEFAULT_POLL_INTERVAL}. */
         public Builder pollInterval(Duration v) {
             pollInterval = v;
             return this;
         }
 
+        /** See {@link WorkerConfig#rescueInterval()}; default {@link #DEFAULT_RESCUE_INTERVAL}. */
         public Builder rescueInterval(Duration v) {
             rescueInterval = v;
             return this;
         }
 
+        /** See {@link WorkerConfig#maxStalls()}; default {@link #DEFAULT_MAX_STALLS}. */
         public Builder maxStalls(int v) {
             maxStalls = v;
             return this;
         }
 
+        /** See {@link WorkerConfig#drainTimeout()}; default {@link #DEFAULT_DRAIN_TIMEOUT}. */
         public Builder drainTimeout(Duration v) {
             drainTimeout = v;
             return this;
         }
 
+        /** See {@link WorkerConfig#retention()}; default {@link #DEFAULT_RETENTION}. */
         public Builder retention(Duration v) {
             retention = v;
             return this;
         }
 
+        /** See {@link WorkerConfig#maxPayloadBytes()}; default {@link #DEFAULT_MAX_PAYLOAD_BYTES}. */
         public Builder maxPayloadBytes(int v) {
             maxPayloadBytes = v;
             return this;
@@ -183,6 +198,7 @@ public record WorkerConfig(
             return this;
         }
 
+        /** The configuration; throws {@link IllegalArgumentException} naming the rule a value breaks. */
         public WorkerConfig build() {
             return new WorkerConfig(
                     queues,

@@ -75,7 +75,7 @@ class ArchitectureTest {
         members()
                 .that()
                 .areDeclaredInClassesThat()
-                .resideInAnyPackage("dev.baton", "dev.baton.spi")
+                .resideInAPackage("dev.baton")
                 .and()
                 .areDeclaredInClassesThat()
                 .arePublic()
