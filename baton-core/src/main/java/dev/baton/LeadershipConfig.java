@@ -5,14 +5,8 @@ import java.util.Objects;
 
 /**
  * Timing of a {@link Leadership}, validated when built.
- *
- * @param leaseTtl      L: how long a grant lasts on the database clock without renewal
- * @param renewInterval R: how often the leader renews; each renewal call is bounded to R
- * @param pollInterval  how often a candidate retries when no release notification arrives (jittered ±20%);
- *                      a candidate also retries as soon as the holder's lease is due to expire
- * @param stopTimeout   how long {@link Leadership#stop()} waits for the task to finish before releasing
  */
-public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Duration pollInterval, Duration stopTimeout) {
+public final class LeadershipConfig {
     /**
      * L = 11 s: survives a renewal failing for a few seconds (a failover, a long GC) without churn, and
      * a crashed leader is replaced within about 11 s (its lease runs out at most L after its last renewal).
@@ -26,8 +20,12 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
     /** 10 s: how long {@code stop()} waits for the task to end before it releases the lease anyway. */
     public static final Duration DEFAULT_STOP_TIMEOUT = Duration.ofSeconds(10);
 
-    /** Validates the timing (see the class comment for the rules). */
-    public LeadershipConfig {
+    private final Duration leaseTtl;
+    private final Duration renewInterval;
+    private final Duration pollInterval;
+    private final Duration stopTimeout;
+
+    private LeadershipConfig(Duration leaseTtl, Duration renewInterval, Duration pollInterval, Duration stopTimeout) {
         Checks.requirePositive("leaseTtl", leaseTtl, false);
         Checks.requirePositive("renewInterval", renewInterval, false);
         Checks.requirePositive("pollInterval", pollInterval, false);
@@ -44,6 +42,53 @@ public record LeadershipConfig(Duration leaseTtl, Duration renewInterval, Durati
                     + renewInterval.multipliedBy(2) + "); with leaseTtl " + leaseTtl + " use a renewInterval below "
                     + leaseTtl.dividedBy(4) + ", or a longer leaseTtl");
         }
+        this.leaseTtl = leaseTtl;
+        this.renewInterval = renewInterval;
+        this.pollInterval = pollInterval;
+        this.stopTimeout = stopTimeout;
+    }
+
+    /** L: how long a grant lasts on the database clock without renewal. */
+    public Duration leaseTtl() {
+        return leaseTtl;
+    }
+
+    /** R: how often the leader renews; each renewal call is bounded to R. */
+    public Duration renewInterval() {
+        return renewInterval;
+    }
+
+    /**
+     * How often a candidate retries when no release notification arrives (jittered ±20%); a candidate also retries
+     * as soon as the holder's lease is due to expire.
+     */
+    public Duration pollInterval() {
+        return pollInterval;
+    }
+
+    /** How long {@link Leadership#stop()} waits for the task to finish before releasing. */
+    public Duration stopTimeout() {
+        return stopTimeout;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof LeadershipConfig o
+                && leaseTtl.equals(o.leaseTtl)
+                && renewInterval.equals(o.renewInterval)
+                && pollInterval.equals(o.pollInterval)
+                && stopTimeout.equals(o.stopTimeout);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(leaseTtl, renewInterval, pollInterval, stopTimeout);
+    }
+
+    @Override
+    public String toString() {
+        return "LeadershipConfig[" + "leaseTtl=" + leaseTtl + ", " + "renewInterval=" + renewInterval + ", "
+                + "pollInterval=" + pollInterval + ", " + "stopTimeout=" + stopTimeout + "]";
     }
 
     /** The defaults: TTL 11 s, renewal every 2.5 s. */

@@ -8,37 +8,8 @@ import java.util.Objects;
 /**
  * How this node works jobs: which queues with how many concurrent jobs, and the timing of claims,
  * heartbeats and recovery. Validated when built.
- *
- * @param queues            queue name → maximum concurrent jobs on this node (1 to 1000)
- * @param jobLease          how long a claimed attempt is valid without a heartbeat (database clock)
- * @param heartbeatInterval how often running attempts' leases are extended (one batched statement);
- *                          each heartbeat call is bounded to one interval
- * @param pollInterval      how often each queue is polled when no notification arrives
- * @param rescueInterval    how often the maintenance leader returns expired attempts to their queue (when
- *                          this node leads)
- * @param maxStalls         after this many expired attempts a job ends failed
- * @param drainTimeout      on shutdown, how long running jobs may finish before they are told to stop (an
- *                          attempt is released for other nodes once its handler has returned)
- * @param retention         how long finished jobs are kept (then pruned in bounded batches)
- * @param maxPayloadBytes   the largest encoded payload accepted at enqueue
- * @param unhandledKindTimeout how long an available job whose kind no live node handles may wait before the
- *                          maintenance leader fails it with a clear error (nodes claim only kinds they
- *                          handle); positive. A leader fails such jobs only after watching the cluster for
- *                          this long without a failed pass, so a backlog is not failed right after an outage.
- *                          Retention, max stalls and this timeout are declared in the node's row; the leader
- *                          applies the most conservative of those of the live workers
  */
-public record WorkerConfig(
-        Map<String, Integer> queues,
-        Duration jobLease,
-        Duration heartbeatInterval,
-        Duration pollInterval,
-        Duration rescueInterval,
-        int maxStalls,
-        Duration drainTimeout,
-        Duration retention,
-        int maxPayloadBytes,
-        Duration unhandledKindTimeout) {
+public final class WorkerConfig {
     /** 30 s: a crashed worker's jobs are rescued within about 30 s + the rescue interval. */
     public static final Duration DEFAULT_JOB_LEASE = Duration.ofSeconds(30);
     /** 5 s: half the lease (15 s) leaves room for two bounded heartbeats before a handler self-stops. */
@@ -63,8 +34,28 @@ public record WorkerConfig(
      */
     public static final Duration DEFAULT_UNHANDLED_KIND_TIMEOUT = Duration.ofHours(1);
 
-    /** Validates the configuration (see the components for the rules). */
-    public WorkerConfig {
+    private final Map<String, Integer> queues;
+    private final Duration jobLease;
+    private final Duration heartbeatInterval;
+    private final Duration pollInterval;
+    private final Duration rescueInterval;
+    private final int maxStalls;
+    private final Duration drainTimeout;
+    private final Duration retention;
+    private final int maxPayloadBytes;
+    private final Duration unhandledKindTimeout;
+
+    private WorkerConfig(
+            Map<String, Integer> queues,
+            Duration jobLease,
+            Duration heartbeatInterval,
+            Duration pollInterval,
+            Duration rescueInterval,
+            int maxStalls,
+            Duration drainTimeout,
+            Duration retention,
+            int maxPayloadBytes,
+            Duration unhandledKindTimeout) {
         Objects.requireNonNull(queues, "queues");
         queues.forEach((q, n) -> {
             JobRequest.validQueue(q);
@@ -97,6 +88,117 @@ public record WorkerConfig(
             throw new IllegalArgumentException(
                     "maxPayloadBytes must be 2 to " + (64 << 20) + ", but was " + maxPayloadBytes);
         }
+        this.queues = queues;
+        this.jobLease = jobLease;
+        this.heartbeatInterval = heartbeatInterval;
+        this.pollInterval = pollInterval;
+        this.rescueInterval = rescueInterval;
+        this.maxStalls = maxStalls;
+        this.drainTimeout = drainTimeout;
+        this.retention = retention;
+        this.maxPayloadBytes = maxPayloadBytes;
+        this.unhandledKindTimeout = unhandledKindTimeout;
+    }
+
+    /** Queue name → maximum concurrent jobs on this node (1 to 1000). */
+    public Map<String, Integer> queues() {
+        return queues;
+    }
+
+    /** How long a claimed attempt is valid without a heartbeat (database clock). */
+    public Duration jobLease() {
+        return jobLease;
+    }
+
+    /**
+     * How often running attempts' leases are extended (one batched statement); each heartbeat call is bounded to one
+     * interval.
+     */
+    public Duration heartbeatInterval() {
+        return heartbeatInterval;
+    }
+
+    /** How often each queue is polled when no notification arrives. */
+    public Duration pollInterval() {
+        return pollInterval;
+    }
+
+    /** How often the maintenance leader returns expired attempts to their queue (when this node leads). */
+    public Duration rescueInterval() {
+        return rescueInterval;
+    }
+
+    /** After this many expired attempts a job ends failed. */
+    public int maxStalls() {
+        return maxStalls;
+    }
+
+    /**
+     * On shutdown, how long running jobs may finish before they are told to stop (an attempt is released for other
+     * nodes once its handler has returned).
+     */
+    public Duration drainTimeout() {
+        return drainTimeout;
+    }
+
+    /** How long finished jobs are kept (then pruned in bounded batches). */
+    public Duration retention() {
+        return retention;
+    }
+
+    /** The largest encoded payload accepted at enqueue. */
+    public int maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    /**
+     * How long an available job whose kind no live node handles may wait before the maintenance leader fails it with
+     * a clear error (nodes claim only kinds they handle); positive. A leader fails such jobs only after watching the
+     * cluster for this long without a failed pass, so a backlog is not failed right after an outage. Retention, max
+     * stalls and this timeout are declared in the node's row; the leader applies the most conservative of those of
+     * the live workers.
+     */
+    public Duration unhandledKindTimeout() {
+        return unhandledKindTimeout;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof WorkerConfig o
+                && queues.equals(o.queues)
+                && jobLease.equals(o.jobLease)
+                && heartbeatInterval.equals(o.heartbeatInterval)
+                && pollInterval.equals(o.pollInterval)
+                && rescueInterval.equals(o.rescueInterval)
+                && maxStalls == o.maxStalls
+                && drainTimeout.equals(o.drainTimeout)
+                && retention.equals(o.retention)
+                && maxPayloadBytes == o.maxPayloadBytes
+                && unhandledKindTimeout.equals(o.unhandledKindTimeout);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(
+                queues,
+                jobLease,
+                heartbeatInterval,
+                pollInterval,
+                rescueInterval,
+                maxStalls,
+                drainTimeout,
+                retention,
+                maxPayloadBytes,
+                unhandledKindTimeout);
+    }
+
+    @Override
+    public String toString() {
+        return "WorkerConfig[" + "queues=" + queues + ", " + "jobLease=" + jobLease + ", " + "heartbeatInterval="
+                + heartbeatInterval + ", " + "pollInterval=" + pollInterval + ", " + "rescueInterval=" + rescueInterval
+                + ", " + "maxStalls=" + maxStalls + ", " + "drainTimeout=" + drainTimeout + ", " + "retention="
+                + retention + ", " + "maxPayloadBytes=" + maxPayloadBytes + ", " + "unhandledKindTimeout="
+                + unhandledKindTimeout + "]";
     }
 
     /** A builder starting from the defaults (no queues). */

@@ -59,9 +59,6 @@ class LeadershipConfigTest {
                         .stopTimeout(Duration.ofMillis(-5))
                         .build())
                 .hasMessage("stopTimeout must be zero or positive, but was PT-0.005S");
-        assertThatThrownBy(
-                        () -> new LeadershipConfig(null, Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ZERO))
-                .hasMessage("leaseTtl must be set, but was null");
         assertThatThrownBy(() ->
                         LeadershipConfig.builder().leaseTtl(Duration.ofDays(3)).build())
                 .hasMessageContaining("leaseTtl must be between");
