@@ -506,10 +506,10 @@ final class DemoRun {
         stale.put("unknownOutcome", unknown);
         json.put("staleWrites", stale);
         Map<String, Object> faults = new LinkedHashMap<>();
-        faults.put("pause", pause == null ? Map.of() : pause.toJson());
-        faults.put("kill", kill == null ? Map.of() : kill.toJson());
+        faults.put("pause", pause == null ? Map.of() : pause);
+        faults.put("kill", kill == null ? Map.of() : kill);
         faults.put("terminateBackends", backends == null ? Map.of() : backends.toJson());
-        faults.put("gracefulStop", graceful == null ? Map.of() : graceful.toJson());
+        faults.put("gracefulStop", graceful == null ? Map.of() : graceful);
         json.put("faultsInjected", this.faults);
         json.put("faults", faults);
         json.put("verification", verification.toJson());
@@ -1045,36 +1045,10 @@ final class DemoRun {
             String steppedDown,
             long steppedDownMsAfterResume,
             String deliberateStaleWrite,
-            String outcome) {
-        Map<String, Object> toJson() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("node", node);
-            m.put("generation", generation);
-            m.put("newLeader", newLeader);
-            m.put("newGeneration", newGeneration);
-            m.put("takeoverMs", takeoverMs);
-            m.put("pausedMs", pausedMs);
-            m.put("taskWrite", taskWrite);
-            m.put("steppedDown", steppedDown);
-            m.put("steppedDownMsAfterResume", steppedDownMsAfterResume);
-            m.put("deliberateStaleWrite", deliberateStaleWrite);
-            m.put("outcome", outcome);
-            return m;
-        }
-    }
+            String outcome) {}
 
     /** Fault 2: the leader killed (SIGKILL), taken over, restarted. */
-    private record KillStep(String node, long generation, String newLeader, long newGeneration, long takeoverMs) {
-        Map<String, Object> toJson() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("node", node);
-            m.put("generation", generation);
-            m.put("newLeader", newLeader);
-            m.put("newGeneration", newGeneration);
-            m.put("takeoverMs", takeoverMs);
-            return m;
-        }
-    }
+    private record KillStep(String node, long generation, String newLeader, long newGeneration, long takeoverMs) {}
 
     /** Fault 3: the leader's backends terminated; none found behind a transaction pooler. */
     private record BackendsStep(
@@ -1104,16 +1078,5 @@ final class DemoRun {
 
     /** Fault 4: the leader stopped gracefully (SIGTERM); its lease released and handed off. */
     private record GracefulStep(
-            String node, long generation, String newLeader, long newGeneration, long handOffMs, String endReason) {
-        Map<String, Object> toJson() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("node", node);
-            m.put("generation", generation);
-            m.put("newLeader", newLeader);
-            m.put("newGeneration", newGeneration);
-            m.put("handOffMs", handOffMs);
-            m.put("endReason", endReason);
-            return m;
-        }
-    }
+            String node, long generation, String newLeader, long newGeneration, long handOffMs, String endReason) {}
 }

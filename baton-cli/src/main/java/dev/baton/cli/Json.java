@@ -1,11 +1,14 @@
 package dev.baton.cli;
 
+import java.lang.reflect.Method;
+import java.lang.reflect.RecordComponent;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** A minimal JSON writer for maps, lists, strings, numbers, booleans and null. */
+/** A minimal JSON writer for maps, records (as objects of their components), lists, strings, numbers, booleans and null. */
 final class Json {
     private Json() {}
 
@@ -24,6 +27,8 @@ final class Json {
             sb.append(d.isNaN() || d.isInfinite() ? "null" : String.format(Locale.ROOT, "%.3f", d));
         } else if (v instanceof Number || v instanceof Boolean) {
             sb.append(v);
+        } else if (v instanceof Record r) {
+            write(sb, components(r), indent);
         } else if (v instanceof Map<?, ?> m) {
             if (m.isEmpty()) {
                 sb.append("{}");
@@ -83,5 +88,21 @@ final class Json {
             }
         }
         sb.append('"');
+    }
+
+    /** A record's components by name, in declaration order. */
+    private static Map<String, Object> components(Record r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (RecordComponent c : r.getClass().getRecordComponents()) {
+            try {
+                Method accessor = c.getAccessor();
+                accessor.setAccessible(true); // records nested privately in this module
+                m.put(c.getName(), accessor.invoke(r));
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(
+                        "cannot read " + c.getName() + " of " + r.getClass().getName(), e);
+            }
+        }
+        return m;
     }
 }
