@@ -2,8 +2,10 @@ package dev.baton;
 
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.job.Worker;
+import dev.baton.internal.node.NodeRegistrar;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.schema.SchemaMigrator;
 import dev.baton.internal.service.Hooks;
@@ -105,7 +107,7 @@ public final class Baton implements AutoCloseable {
                 b.app,
                 b.appVersion,
                 b.worker != null ? List.copyOf(b.handlers.keySet()) : null,
-                b.worker != null ? Maintenance.JobSettings.of(b.worker) : null,
+                b.worker != null ? JobSettings.of(b.worker) : null,
                 b.ticker);
         this.app = b.app;
         this.appVersion = b.appVersion;

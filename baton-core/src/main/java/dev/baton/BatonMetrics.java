@@ -1,5 +1,6 @@
 package dev.baton;
 
+import dev.baton.internal.metrics.SafeMetrics;
 import java.time.Duration;
 
 /**

@@ -1,6 +1,7 @@
 package dev.baton;
 
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.job.JobStore;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -33,31 +34,6 @@ final class Maintenance implements LeaderTask {
     static final int MAX_PRUNE_BATCHES = 20;
 
     static final Duration PRUNE_INTERVAL = Duration.ofMinutes(1);
-
-    /**
-     * The settings of job maintenance, as one worker declares them and as the cluster's are combined.
-     *
-     * @param retention            how long finished jobs are kept
-     * @param maxStalls            after this many expired attempts a job ends failed
-     * @param unhandledKindTimeout how long an available job whose kind no live node handles waits before it fails
-     */
-    record JobSettings(Duration retention, int maxStalls, Duration unhandledKindTimeout) {
-        static JobSettings of(WorkerConfig w) {
-            return new JobSettings(w.retention(), w.maxStalls(), w.unhandledKindTimeout());
-        }
-
-        /** The more conservative of the two, setting by setting. */
-        JobSettings and(JobSettings o) {
-            return new JobSettings(
-                    max(retention, o.retention),
-                    Math.max(maxStalls, o.maxStalls),
-                    max(unhandledKindTimeout, o.unhandledKindTimeout));
-        }
-
-        private static Duration max(Duration a, Duration b) {
-            return a.compareTo(b) >= 0 ? a : b;
-        }
-    }
 
     /**
      * What this node brings to maintenance.

@@ -9,10 +9,6 @@ public enum NodeState {
     /** Shut down cleanly. */
     STOPPED;
 
-    String dbValue() {
-        return name().toLowerCase(java.util.Locale.ROOT);
-    }
-
     static NodeState fromDb(String s) {
         return valueOf(s.toUpperCase(java.util.Locale.ROOT));
     }

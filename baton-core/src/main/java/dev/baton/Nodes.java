@@ -4,6 +4,7 @@ import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.Sql;
+import dev.baton.internal.job.JobSettings;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -54,14 +55,14 @@ public final class Nodes {
     }
 
     /** The job settings of the live workers, combined as {@link Maintenance} applies them; empty with no worker live. */
-    Optional<Maintenance.JobSettings> jobSettings(Connection c) throws SQLException {
+    Optional<JobSettings> jobSettings(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.get("job_settings"));
                 ResultSet rs = ps.executeQuery()) {
             rs.next();
             if (rs.getLong("workers") == 0) {
                 return Optional.empty();
             }
-            return Optional.of(new Maintenance.JobSettings(
+            return Optional.of(new JobSettings(
                     Duration.ofMillis(rs.getLong("retention_ms")),
                     rs.getInt("max_stalls"),
                     Duration.ofMillis(rs.getLong("unhandled_kind_timeout_ms"))));

@@ -117,14 +117,17 @@ class ArchitectureTest {
 
     /**
      * Which internal packages each internal package may use (decision 0016): the bottom layers none,
-     * every capability the bottom layers, jobs also the notifier. A package not listed may use none.
+     * every capability the bottom layers, jobs also the notifier, nodes also the job settings they declare. A package not listed may use none.
      */
     private static final Map<String, Set<String>> MAY_USE = Map.of(
             "db", Set.of(),
             "service", Set.of(),
             "notify", Set.of("db"),
             "schema", Set.of("db"),
-            "job", Set.of("db", "service", "notify"));
+            "job", Set.of("db", "service", "notify"),
+            // a node's row declares the job kinds and settings of its worker
+            "node", Set.of("db", "service", "job"),
+            "metrics", Set.of());
 
     @Test
     void internalPackagesUseOnlyTheInternalPackagesTheDecisionAllows() {

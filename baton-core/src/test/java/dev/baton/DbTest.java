@@ -45,6 +45,9 @@ public abstract class DbTest {
     protected Leases leases;
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
+    /** For the test classes of Baton's internal packages too. */
+    protected DbTest() {}
+
     @BeforeEach
     protected void setUpSchema() {
         schema = PG.freshSchemaName();

@@ -398,7 +398,7 @@ class LeadershipFaultTest extends LeadershipDbTest {
         Map<String, byte[]> classes = classFiles(location);
         assertThat(classes)
                 .as("core classes found under " + location)
-                .containsKeys("dev/baton/Leases", "dev/baton/Leadership", "dev/baton/NodeRegistrar");
+                .containsKeys("dev/baton/Leases", "dev/baton/Leadership", "dev/baton/internal/node/NodeRegistrar");
         List<String> violations = new ArrayList<>();
         classes.forEach((name, bytes) -> wallClockUses(bytes).forEach(v -> violations.add(name + ": " + v)));
         System.out.printf("L16a: scanned %d classes under %s%n", classes.size(), location);

@@ -2,6 +2,7 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.internal.node.NodeRegistrar;
 import dev.baton.internal.service.Hooks;
 import java.util.HashSet;
 import java.util.Set;

@@ -1,7 +1,8 @@
-package dev.baton;
+package dev.baton.internal.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.DbTest;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;

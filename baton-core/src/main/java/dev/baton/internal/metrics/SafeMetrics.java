@@ -1,16 +1,18 @@
-package dev.baton;
+package dev.baton.internal.metrics;
 
+import dev.baton.BatonMetrics;
+import dev.baton.RevocationReason;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Forwards to a user's {@link BatonMetrics}, logging (at most once) and ignoring what it throws. */
-final class SafeMetrics implements BatonMetrics {
+public final class SafeMetrics implements BatonMetrics {
     private static final Logger log = LoggerFactory.getLogger(SafeMetrics.class);
     private final BatonMetrics delegate;
     private volatile boolean warned;
 
-    SafeMetrics(BatonMetrics delegate) {
+    public SafeMetrics(BatonMetrics delegate) {
         this.delegate = delegate;
     }
 

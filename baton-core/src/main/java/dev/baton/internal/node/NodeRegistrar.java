@@ -1,11 +1,14 @@
-package dev.baton;
+package dev.baton.internal.node;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.baton.BatonException;
+import dev.baton.NodeState;
 import dev.baton.internal.db.BoundedCalls;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.Sql;
+import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.service.Service;
 import java.net.InetAddress;
 import java.security.SecureRandom;
@@ -16,6 +19,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -30,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * application and version it runs and which job kinds it handles, so the maintenance leader can tell
  * kinds that no live node handles.
  */
-final class NodeRegistrar extends Service {
+public final class NodeRegistrar extends Service {
     private static final Logger log = LoggerFactory.getLogger(NodeRegistrar.class);
-    static final int PROTOCOL_VERSION = 1;
+    public static final int PROTOCOL_VERSION = 1;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -57,7 +61,7 @@ final class NodeRegistrar extends Service {
      * @param jobSettings the job maintenance settings of its worker, declared for the maintenance leader;
      *                    null when it runs no worker
      */
-    NodeRegistrar(
+    public NodeRegistrar(
             DataSource dataSource,
             String schema,
             String nodeId,
@@ -65,7 +69,7 @@ final class NodeRegistrar extends Service {
             String app,
             String appVersion,
             List<String> kinds,
-            Maintenance.JobSettings jobSettings,
+            JobSettings jobSettings,
             LongSupplier ticker) {
         super("baton-node-heartbeat", ticker);
         this.db = Db.of(dataSource);
@@ -94,7 +98,7 @@ final class NodeRegistrar extends Service {
     }
 
     /** Registers the node, in the caller's thread (a failure stops the node's start); the heartbeat is {@link #start()}. */
-    void register() {
+    public void register() {
         try {
             db.call("registering node '" + nodeId + "'", c -> {
                 warnIfTaken(c);
@@ -189,7 +193,7 @@ final class NodeRegistrar extends Service {
     }
 
     /** Records the node's state; bounded to a few heartbeat intervals, so shutdown never hangs on it. */
-    void setState(NodeState state) {
+    public void setState(NodeState state) {
         long bound = Math.max(interval.toNanos() * 2, 1_000_000_000L);
         try (BoundedCalls once = new BoundedCalls(db.dataSource(), "baton-node-state")) {
             once.call(
@@ -197,8 +201,8 @@ final class NodeRegistrar extends Service {
                         try (PreparedStatement ps =
                                 Jdbc.prepareBounded(c, sql.get("set_state"), BoundedCalls.serverMillis(bound))) {
                             int o = Jdbc.boundOffset(BoundedCalls.serverMillis(bound));
-                            ps.setString(1 + o, state.dbValue());
-                            ps.setString(2 + o, state.dbValue());
+                            ps.setString(1 + o, dbValue(state));
+                            ps.setString(2 + o, dbValue(state));
                             ps.setString(3 + o, nodeId);
                             Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound));
                             return null;
@@ -219,7 +223,7 @@ final class NodeRegistrar extends Service {
         calls.close();
     }
 
-    static String hostName() {
+    public static String hostName() {
         try {
             return InetAddress.getLocalHost().getHostName();
         } catch (Exception e) {
@@ -231,11 +235,16 @@ final class NodeRegistrar extends Service {
      * host-pid-random: the host and pid for people, 64 random bits so that two processes never share an
      * id, also in containers where every process is pid 1 and host names repeat.
      */
-    static String defaultNodeId() {
+    public static String defaultNodeId() {
         String host = hostName();
         if (host.length() > 150) {
             host = host.substring(0, 150);
         }
         return host + "-" + ProcessHandle.current().pid() + "-" + String.format("%016x", RANDOM.nextLong());
+    }
+
+    /** The state as the node table spells it. */
+    private static String dbValue(NodeState state) {
+        return state.name().toLowerCase(Locale.ROOT);
     }
 }
