@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -47,6 +48,8 @@ final class ChaosRun {
     private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
     private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration STATUS_EVERY = Duration.ofSeconds(5);
+    /** How long the supervisor waits before it restarts a node that exited on its own (systemd's is 100 ms). */
+    private static final Duration SUPERVISOR_DELAY = Duration.ofSeconds(1);
 
     private final ChaosCommand opt;
     private final ChaosPlan plan;
@@ -57,10 +60,23 @@ final class ChaosRun {
     private int skipped; // guarded by injected
     private final List<String> faultErrors = new CopyOnWriteArrayList<>();
     private final Map<String, CountDownLatch> ready = new ConcurrentHashMap<>();
+    // The run is the nodes' supervisor: a process that ends without this run stopping it is restarted, as
+    // systemd or Kubernetes would. A node exits on its own only when it cannot start (the database is out of
+    // reach, e.g. in a black hole): that is reported. An exit after READY is a crash, and fails the run.
+    private final Set<Long> stoppedByRun = ConcurrentHashMap.newKeySet();
+    private final Set<Long> readyPids = ConcurrentHashMap.newKeySet();
+    private final List<String> supervisorRestarts = new CopyOnWriteArrayList<>();
+    private final List<String> crashes = new CopyOnWriteArrayList<>();
+    private volatile boolean finishing;
     private final Map<String, FaultProxy> proxies = new LinkedHashMap<>();
     private final List<Future<?>> begun = new ArrayList<>();
     private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(4, r -> {
         Thread t = new Thread(r, "baton-chaos-faults");
+        t.setDaemon(true);
+        return t;
+    });
+    private final ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "baton-chaos-supervisor");
         t.setDaemon(true);
         return t;
     });
@@ -88,6 +104,7 @@ final class ChaosRun {
             Progress healed = progress();
             say("every fault healed; waiting for progress (ledger rows, job effects, ticks)");
             Progress after = awaitProgress(healed);
+            finishing = true;
             fleet.stopAll(Duration.ofSeconds(30));
             return verifyAndReport(before, healed, after);
         } finally {
@@ -121,8 +138,14 @@ final class ChaosRun {
             @Override
             public void line(NodeFleet.Node node, long pid, String line) {
                 if (line.startsWith("READY")) {
+                    readyPids.add(pid);
                     ready.computeIfAbsent(node.id, k -> new CountDownLatch(1)).countDown();
                 }
+            }
+
+            @Override
+            public void exited(NodeFleet.Node node, long pid, int exitCode) {
+                supervise(node, pid, exitCode);
             }
         });
         for (int i = 1; i <= plan.nodes(); i++) {
@@ -179,14 +202,45 @@ final class ChaosRun {
         VerifyWorkload.install(ds, opt.schema);
     }
 
+    /** Waits for the node's READY line; a supervisor restart in between replaces the latch, so it is read again. */
     private void awaitReady(NodeFleet.Node n) throws InterruptedException {
-        CountDownLatch latch = ready.computeIfAbsent(n.id, k -> new CountDownLatch(1));
-        if (!latch.await(STARTUP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-            throw new CliException(
-                    Main.EXIT_USAGE,
-                    n.id + " did not become ready within " + Durations.human(STARTUP_TIMEOUT) + "; see "
-                            + fleet.log(n));
+        long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
+        while (!ready.computeIfAbsent(n.id, k -> new CountDownLatch(1)).await(200, TimeUnit.MILLISECONDS)) {
+            if (System.nanoTime() > deadline) {
+                throw new CliException(
+                        Main.EXIT_USAGE,
+                        n.id + " did not become ready within " + Durations.human(STARTUP_TIMEOUT) + "; see "
+                                + fleet.log(n));
+            }
         }
+    }
+
+    /** A node process ended: nothing to do if this run stopped it; otherwise restart it as a supervisor would. */
+    private void supervise(NodeFleet.Node n, long pid, int exitCode) {
+        if (finishing || stoppedByRun.remove(pid)) {
+            return;
+        }
+        String what = n.id + " (pid " + pid + ") exited on its own with code " + exitCode;
+        if (readyPids.contains(pid)) {
+            crashes.add(what + " after it was ready; see " + fleet.log(n));
+            say("CRASH     " + what + " after it was ready; restarting it in " + Durations.human(SUPERVISOR_DELAY));
+        } else {
+            supervisorRestarts.add(what + " during start-up");
+            say("supervisor: " + what + " during start-up (see its log); restarting it in "
+                    + Durations.human(SUPERVISOR_DELAY));
+        }
+        supervisor.schedule(
+                () -> {
+                    try {
+                        restart(n);
+                    } catch (IOException | IllegalStateException e) {
+                        if (!finishing) {
+                            faultErrors.add("restarting " + n.id + " after it exited: " + Db.rootMessage(e));
+                        }
+                    }
+                },
+                SUPERVISOR_DELAY.toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     // ------------------------------------------------------------------------------------------ faults
@@ -230,10 +284,12 @@ final class ChaosRun {
                     later(f, () -> fleet.resume(n));
                 }
                 case KILL -> {
+                    stoppedByRun.add(n.pid());
                     fleet.kill(n);
                     later(f, () -> restart(n));
                 }
                 case GRACEFUL_RESTART -> {
+                    stoppedByRun.add(n.pid());
                     fleet.stop(n, Duration.ofSeconds(20));
                     later(f, () -> restart(n));
                 }
@@ -420,7 +476,7 @@ final class ChaosRun {
         }
         boolean checkerPassed = checked != null && checked.ok();
         boolean progressed = after != null;
-        boolean pass = checkerPassed && progressed && faultErrors.isEmpty();
+        boolean pass = checkerPassed && progressed && faultErrors.isEmpty() && crashes.isEmpty();
 
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("verdict", pass ? "PASS" : "FAIL");
@@ -438,6 +494,8 @@ final class ChaosRun {
             json.put("faultsSkipped", skipped);
         }
         json.put("faultErrors", List.copyOf(faultErrors));
+        json.put("supervisorRestarts", List.copyOf(supervisorRestarts));
+        json.put("crashes", List.copyOf(crashes));
         List<Object> schedule = new ArrayList<>();
         plan.faults().forEach(f -> schedule.add(f.describe()));
         json.put("schedule", schedule);
@@ -473,6 +531,13 @@ final class ChaosRun {
                 + (skippedFaults == 0 ? "" : "; " + skippedFaults + " skipped (target down, or no session to end)")
                 + (faultErrors.isEmpty() ? "" : "; " + faultErrors.size() + " could not be injected"));
         faultErrors.forEach(e -> out.println("                  ! " + e));
+        if (!supervisorRestarts.isEmpty()) {
+            out.println(" restarted        " + supervisorRestarts.size()
+                    + " node start(s) that failed in a fault, as a supervisor would");
+            supervisorRestarts.forEach(e -> out.println("                  - " + e));
+        }
+        out.println(" crashes          " + (crashes.isEmpty() ? "none" : crashes.size() + " (exits after READY)"));
+        crashes.forEach(e -> out.println("                  ! " + e));
         if (end != null) {
             out.println(String.format(
                     Locale.ROOT,
@@ -514,7 +579,9 @@ final class ChaosRun {
     // ------------------------------------------------------------------------------------------ plumbing
 
     private synchronized void cleanup() {
+        finishing = true;
         scheduler.shutdownNow();
+        supervisor.shutdownNow();
         if (fleet != null) {
             fleet.close();
         }
