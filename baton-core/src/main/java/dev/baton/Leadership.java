@@ -2,6 +2,7 @@ package dev.baton;
 
 import dev.baton.internal.db.BoundedCalls;
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.lease.LeaseStore;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import dev.baton.internal.service.Service;
@@ -180,21 +181,22 @@ public final class Leadership implements AutoCloseable {
     // ---------------------------------------------------------------- control loop
 
     private void campaign() {
-        try (Notifier.Subscription wake = notifier.subscribe(leases.notifyChannel(), name)) {
+        try (Notifier.Subscription wake = notifier.subscribe(leases.store().channel(), name)) {
             wakeup = wake;
             while (!stopping) {
                 long wait;
                 try {
                     long bound = config.renewInterval().toNanos();
-                    Leases.Attempt attempt = calls.call(
-                            c -> leases.attemptOn(
-                                    c,
-                                    name,
-                                    owner,
-                                    config.leaseTtl(),
-                                    null,
-                                    acquisition,
-                                    BoundedCalls.serverMillis(bound)),
+                    LeaseStore.Attempt attempt = calls.call(
+                            c -> leases.store()
+                                    .acquire(
+                                            c,
+                                            name,
+                                            owner,
+                                            config.leaseTtl(),
+                                            null,
+                                            acquisition,
+                                            BoundedCalls.serverMillis(bound)),
                             bound);
                     if (attempt.grant().isPresent()) {
                         RevocationReason ended = lead(attempt.grant().get());
@@ -269,7 +271,7 @@ public final class Leadership implements AutoCloseable {
                 LeaseGrant held = current;
                 long bound = Math.min(renewInterval, deadline - send);
                 current = calls.call(
-                        c -> leases.renew(c, held, config.leaseTtl(), BoundedCalls.serverMillis(bound)), bound);
+                        c -> leases.store().renew(c, held, config.leaseTtl(), BoundedCalls.serverMillis(bound)), bound);
                 nextRenew = send + renewInterval;
                 metrics.leaseRenewed(name, Duration.ofNanos(ticker.getAsLong() - send), true);
             } catch (LeaseLostException e) {
@@ -329,7 +331,8 @@ public final class Leadership implements AutoCloseable {
         for (int attempt = 1; attempt <= 3; attempt++) {
             try {
                 long bound = config.renewInterval().toNanos();
-                boolean released = calls.call(c -> leases.release(c, grant, BoundedCalls.serverMillis(bound)), bound);
+                boolean released =
+                        calls.call(c -> leases.store().release(c, grant, BoundedCalls.serverMillis(bound)), bound);
                 log.debug(
                         "release of '{}' generation {}: {}",
                         name,

@@ -46,10 +46,6 @@ public record LeaseGrant(
         return confirmedSendNanos + ttl.toNanos() / 2;
     }
 
-    LeaseGrant renewed(Instant newExpiry, Duration newTtl, long sendNanos) {
-        return new LeaseGrant(name, owner, generation, acquiredAt, newExpiry, newTtl, sendNanos);
-    }
-
     @Override
     public String toString() {
         return "LeaseGrant[" + name + " owner=" + owner + " generation=" + generation + " expiresAt=" + expiresAt + "]";

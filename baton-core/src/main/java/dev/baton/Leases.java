@@ -2,18 +2,13 @@ package dev.baton;
 
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
-import dev.baton.internal.db.Jdbc;
-import dev.baton.internal.db.Sql;
+import dev.baton.internal.lease.LeaseStore;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import dev.baton.internal.service.Service;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -44,8 +39,7 @@ public final class Leases {
 
     private final DataSource dataSource;
     private final Db db;
-    private final Sql sql;
-    private final String channel;
+    private final LeaseStore store;
     private final Hooks hooks;
     private final LongSupplier ticker;
     private final Notifier notifier;
@@ -53,19 +47,15 @@ public final class Leases {
     Leases(DataSource dataSource, String schema, Hooks hooks, LongSupplier ticker, Notifier notifier) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.db = Db.of(dataSource);
-        this.sql = Sql.load("lease.sql", Identifiers.schema(schema));
-        this.channel = channel(schema);
+        this.store = new LeaseStore(schema, hooks, ticker);
         this.hooks = hooks;
         this.ticker = ticker;
         this.notifier = notifier;
     }
 
-    static String channel(String schema) {
-        return Identifiers.channel(schema, "lease");
-    }
-
-    String notifyChannel() {
-        return channel;
+    /** The statements behind this facade, for the leadership runner and maintenance. */
+    LeaseStore store() {
+        return store;
     }
 
     // ---------------------------------------------------------------- acquire
@@ -114,7 +104,7 @@ public final class Leases {
     public Optional<LeaseGrant> tryAcquire(Connection connection, String name, String owner, Duration ttl) {
         validate(name, owner, ttl);
         try {
-            return attemptOn(connection, name, owner, ttl, null, newAcquisition(), 0)
+            return store.acquire(connection, name, owner, ttl, null, newAcquisition(), 0)
                     .grant();
         } catch (SQLException e) {
             throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
@@ -131,9 +121,9 @@ public final class Leases {
         Checks.requirePositive("poll", poll, false);
         long deadline = ticker.getAsLong() + maxWait.toNanos();
         String acquisition = newAcquisition(); // one acquisition: a retry after a lost answer recovers the grant
-        try (Notifier.Subscription wake = notifier.subscribe(channel, name)) {
+        try (Notifier.Subscription wake = notifier.subscribe(store.channel(), name)) {
             while (true) {
-                Attempt attempt = attempt(name, owner, ttl, null, acquisition);
+                LeaseStore.Attempt attempt = attempt(name, owner, ttl, null, acquisition);
                 if (attempt.grant().isPresent()) {
                     return attempt.grant();
                 }
@@ -151,59 +141,19 @@ public final class Leases {
         }
     }
 
-    /** The result of one acquisition attempt; package-private for the leadership runner. */
-    record Attempt(Optional<LeaseGrant> grant, Optional<String> holder, long expiresInNanos) {}
-
     /** A new acquisition id: random (122 bits), so that no other caller, here or elsewhere, shares it. */
     public static String newAcquisition() {
         return UUID.randomUUID().toString();
     }
 
-    Attempt attempt(String name, String owner, Duration ttl, String ownerMeta, String acquisition) {
+    LeaseStore.Attempt attempt(String name, String owner, Duration ttl, String ownerMeta, String acquisition) {
         validate(name, owner, ttl);
         try {
             return db.call(
                     "an acquisition of lease '" + name + "'",
-                    c -> attemptOn(c, name, owner, ttl, ownerMeta, acquisition, 0));
+                    c -> store.acquire(c, name, owner, ttl, ownerMeta, acquisition, 0));
         } catch (SQLException e) {
             throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
-        }
-    }
-
-    Attempt attemptOn(
-            Connection c, String name, String owner, Duration ttl, String ownerMeta, String acquisition, long timeoutMs)
-            throws SQLException {
-        long ttlMs = ttl.toMillis();
-        long sent = ticker.getAsLong();
-        try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("acquire"), timeoutMs)) {
-            int o = Jdbc.boundOffset(timeoutMs);
-            ps.setString(1 + o, name);
-            ps.setString(2 + o, owner);
-            ps.setLong(3 + o, ttlMs);
-            ps.setString(4 + o, ownerMeta);
-            ps.setString(5 + o, acquisition);
-            try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
-                if (!rs.next()) {
-                    // Someone else inserted the row after our snapshot; try again soon.
-                    return new Attempt(Optional.empty(), Optional.empty(), 0);
-                }
-                Instant expiresAt = Jdbc.instant(rs, "expires_at");
-                Instant dbNow = Jdbc.instant(rs, "db_now");
-                if (rs.getBoolean("acquired")) {
-                    LeaseGrant grant = new LeaseGrant(
-                            name,
-                            owner,
-                            rs.getLong("generation"),
-                            Jdbc.instant(rs, "acquired_at"),
-                            expiresAt,
-                            ttl,
-                            sent);
-                    closeEarlierHistory(c, grant);
-                    return new Attempt(Optional.of(grant), Optional.of(owner), ttl.toNanos());
-                }
-                long expiresIn = Math.max(0, Duration.between(dbNow, expiresAt).toNanos());
-                return new Attempt(Optional.empty(), Optional.ofNullable(rs.getString("owner_id")), expiresIn);
-            }
         }
     }
 
@@ -223,7 +173,7 @@ public final class Leases {
     /** Renews with a new TTL. */
     public LeaseGrant renew(LeaseGrant grant, Duration ttl) {
         try {
-            return db.call("the renewal of " + grant, c -> renew(c, grant, ttl, 0));
+            return db.call("the renewal of " + grant, c -> renew(c, grant, ttl));
         } catch (SQLException e) {
             throw new BatonException("renewal of " + grant + " failed: " + e.getMessage(), e);
         }
@@ -236,29 +186,8 @@ public final class Leases {
      * @throws LeaseLostException if the grant is no longer current
      */
     public LeaseGrant renew(Connection c, LeaseGrant grant, Duration ttl) throws SQLException {
-        return renew(c, grant, ttl, 0);
-    }
-
-    LeaseGrant renew(Connection c, LeaseGrant grant, Duration ttl, long timeoutMs) throws SQLException {
         validate(grant.name(), grant.owner(), ttl);
-        long sent = ticker.getAsLong();
-        try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("renew"), timeoutMs)) {
-            int o = Jdbc.boundOffset(timeoutMs);
-            ps.setLong(1 + o, ttl.toMillis());
-            ps.setString(2 + o, grant.name());
-            ps.setString(3 + o, grant.owner());
-            ps.setLong(4 + o, grant.generation());
-            try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
-                hooks.reach(Hooks.Points.RENEW_ANSWERED);
-                if (!rs.next()) {
-                    throw new LeaseLostException(
-                            grant, "cannot renew " + grant + ": the lease expired, was released or was taken over");
-                }
-                // The database extended the lease no earlier than the send time: the holder's local
-                // deadline counts from there, never from when the answer arrived.
-                return grant.renewed(Jdbc.instant(rs, "expires_at"), ttl, sent);
-            }
-        }
+        return store.renew(c, grant, ttl, 0);
     }
 
     /**
@@ -276,36 +205,7 @@ public final class Leases {
 
     /** Releases on the caller's connection (inside its transaction if one is open). */
     public boolean release(Connection c, LeaseGrant grant) throws SQLException {
-        return release(c, grant, 0);
-    }
-
-    boolean release(Connection c, LeaseGrant grant, long timeoutMs) throws SQLException {
-        try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("release"), timeoutMs)) {
-            int o = Jdbc.boundOffset(timeoutMs);
-            ps.setString(1 + o, grant.name());
-            ps.setString(2 + o, grant.owner());
-            ps.setLong(3 + o, grant.generation());
-            ps.setString(4 + o, channel);
-            try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
-                return rs.next();
-            }
-        }
-    }
-
-    /**
-     * Closes history rows of generations before {@code grant}'s that are still open. The acquire
-     * statement closes them too, but on its own snapshot: when two acquisitions queue for the row,
-     * the later one cannot see the history row the earlier one inserted. Runs only on acquisition.
-     */
-    private void closeEarlierHistory(Connection c, LeaseGrant grant) throws SQLException {
-        if (grant.generation() <= 1) {
-            return;
-        }
-        try (PreparedStatement ps = c.prepareStatement(sql.get("close_history"))) {
-            ps.setString(1, grant.name());
-            ps.setLong(2, grant.generation());
-            ps.executeUpdate();
-        }
+        return store.release(c, grant, 0);
     }
 
     // ---------------------------------------------------------------- fencing
@@ -325,18 +225,11 @@ public final class Leases {
                     + "transaction, but the connection is in auto-commit mode; call setAutoCommit(false) first "
                     + "or use fenced(...)");
         }
-        try (PreparedStatement ps = transaction.prepareStatement(sql.get("fence"))) {
-            ps.setString(1, grant.name());
-            ps.setString(2, grant.owner());
-            ps.setLong(3, grant.generation());
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new LeaseLostException(
-                            grant,
-                            "fenced write rejected: " + grant
-                                    + " is no longer the current grant (expired on the database clock, released, or taken over)");
-                }
-            }
+        if (!store.fence(transaction, grant)) {
+            throw new LeaseLostException(
+                    grant,
+                    "fenced write rejected: " + grant
+                            + " is no longer the current grant (expired on the database clock, released, or taken over)");
         }
     }
 
@@ -410,14 +303,7 @@ public final class Leases {
     public Optional<LeaseInfo> inspect(String name) {
         Identifiers.name("lease name", name);
         try {
-            return db.call("inspecting lease '" + name + "'", c -> {
-                try (PreparedStatement ps = c.prepareStatement(sql.get("inspect"))) {
-                    ps.setString(1, name);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        return rs.next() ? Optional.of(info(rs)) : Optional.<LeaseInfo>empty();
-                    }
-                }
-            });
+            return db.call("inspecting lease '" + name + "'", c -> store.inspect(c, name));
         } catch (SQLException e) {
             throw new BatonException("inspect of lease '" + name + "' failed: " + e.getMessage(), e);
         }
@@ -432,13 +318,7 @@ public final class Leases {
     public Page<LeaseInfo> list(String after, int limit) {
         Page.requireLimit(limit);
         try {
-            List<LeaseInfo> out = db.call("listing leases", c -> {
-                try (PreparedStatement ps = c.prepareStatement(sql.get("list"))) {
-                    ps.setString(1, after == null ? "" : after);
-                    ps.setInt(2, limit + 1);
-                    return infos(ps);
-                }
-            });
+            List<LeaseInfo> out = db.call("listing leases", c -> store.list(c, after == null ? "" : after, limit + 1));
             return Page.of(out, limit, LeaseInfo::name);
         } catch (SQLException e) {
             throw new BatonException("listing leases failed: " + e.getMessage(), e);
@@ -448,46 +328,9 @@ public final class Leases {
     /** The leases held right now (unexpired, with an owner), by name; at most {@code limit}. */
     List<LeaseInfo> held(int limit) {
         try {
-            return db.call("listing held leases", c -> {
-                try (PreparedStatement ps = c.prepareStatement(sql.get("held"))) {
-                    ps.setInt(1, limit);
-                    return infos(ps);
-                }
-            });
+            return db.call("listing held leases", c -> store.held(c, limit));
         } catch (SQLException e) {
             throw new BatonException("listing held leases failed: " + e.getMessage(), e);
-        }
-    }
-
-    private static List<LeaseInfo> infos(PreparedStatement ps) throws SQLException {
-        List<LeaseInfo> out = new ArrayList<>();
-        try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                out.add(info(rs));
-            }
-        }
-        return out;
-    }
-
-    /** Deletes up to {@code limit} lease rows idle longer than {@code retention} (see lease.sql); returns how many. */
-    int pruneIdle(Connection c, Duration retention, int limit) throws SQLException {
-        return delete(c, "prune", retention, limit);
-    }
-
-    /**
-     * Deletes up to {@code limit} history rows of terms that ended longer than {@code retention} ago, or
-     * that were never closed and whose lease row is gone.
-     */
-    int pruneHistory(Connection c, Duration retention, int limit) throws SQLException {
-        int ended = delete(c, "prune_history", retention, limit);
-        return ended + delete(c, "prune_open_history", retention, limit);
-    }
-
-    private int delete(Connection c, String statement, Duration retention, int limit) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get(statement))) {
-            ps.setLong(1, retention.toMillis());
-            ps.setInt(2, limit);
-            return ps.executeUpdate();
         }
     }
 
@@ -498,43 +341,13 @@ public final class Leases {
             throw new IllegalArgumentException("limit must be 1 to 10000, but was " + limit);
         }
         try {
-            return db.call("reading the history of lease '" + name + "'", c -> {
-                try (PreparedStatement ps = c.prepareStatement(sql.get("history"))) {
-                    ps.setString(1, name);
-                    ps.setInt(2, limit);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        List<LeaseHistoryEntry> out = new ArrayList<>();
-                        while (rs.next()) {
-                            out.add(new LeaseHistoryEntry(
-                                    rs.getString("name"),
-                                    rs.getLong("generation"),
-                                    rs.getString("owner_id"),
-                                    Jdbc.instant(rs, "acquired_at"),
-                                    Optional.ofNullable(Jdbc.instantOrNull(rs, "ended_at")),
-                                    Optional.ofNullable(rs.getString("end_reason"))));
-                        }
-                        return out;
-                    }
-                }
-            });
+            return db.call("reading the history of lease '" + name + "'", c -> store.history(c, name, limit));
         } catch (SQLException e) {
             throw new BatonException("history of lease '" + name + "' failed: " + e.getMessage(), e);
         }
     }
 
     // ---------------------------------------------------------------- helpers
-
-    private static LeaseInfo info(ResultSet rs) throws SQLException {
-        return new LeaseInfo(
-                rs.getString("name"),
-                Optional.ofNullable(rs.getString("owner_id")),
-                rs.getLong("generation"),
-                Jdbc.instant(rs, "acquired_at"),
-                Jdbc.instant(rs, "renewed_at"),
-                Jdbc.instant(rs, "expires_at"),
-                Optional.ofNullable(rs.getString("owner_meta")),
-                Jdbc.instant(rs, "db_now"));
-    }
 
     static void validate(String name, String owner, Duration ttl) {
         Identifiers.name("lease name", name);

@@ -197,8 +197,8 @@ final class Maintenance implements LeaderTask {
             finished = batches("pruning finished jobs", c -> jobs.prune(c, keep, BATCH));
         }
         int coord = coordination.purgeExpired();
-        int idle = batches("pruning idle leases", c -> leases.pruneIdle(c, config.retention(), BATCH));
-        int history = batches("pruning lease history", c -> leases.pruneHistory(c, config.retention(), BATCH));
+        int idle = batches("pruning idle leases", c -> leases.store().pruneIdle(c, config.retention(), BATCH));
+        int history = batches("pruning lease history", c -> leases.store().pruneHistory(c, config.retention(), BATCH));
         int departed = batches("pruning departed nodes", c -> nodes.prune(c, config.retention(), BATCH));
         int disabled = batches("pruning disabled schedules", c -> schedules.prune(c, config.retention(), BATCH));
         return new Pruned(finished, coord, idle, history, departed, disabled);

@@ -124,6 +124,7 @@ class ArchitectureTest {
             "service", Set.of(),
             "notify", Set.of("db"),
             "schema", Set.of("db"),
+            "lease", Set.of("db", "service"),
             "job", Set.of("db", "service", "notify"),
             // a node's row declares the job kinds and settings of its worker
             "node", Set.of("db", "service", "job"),

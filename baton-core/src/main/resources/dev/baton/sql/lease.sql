@@ -1,6 +1,6 @@
 -- Statements on ${schema}.lease and ${schema}.lease_history. Every time is the database's
 -- clock_timestamp(): never now() (the transaction start) and never the application's clock.
--- TTLs are bound as milliseconds.
+-- TTLs are bound as milliseconds. Parameters are named (:name); see Sql.
 
 -- name: acquire
 -- Takes a free or expired lease, or creates it, or re-grants it to the acquisition that holds it (an
@@ -14,9 +14,10 @@
 -- waits, re-checks on the newest row version (Read Committed), and only then computes the new times, so
 -- they are taken after the wait. A lease that is held is answered at once, without waiting. A row
 -- inserted by a racing first acquisition after this statement's snapshot makes it take nothing (the
--- caller tries again). Parameters: name, owner_id, ttl_ms, owner_meta, acquisition.
+-- caller tries again).
 WITH p AS (
-    SELECT ?::text AS name, ?::text AS owner_id, ?::bigint AS ttl_ms, ?::jsonb AS owner_meta, ?::text AS acquisition
+    SELECT :name::text AS name, :owner_id::text AS owner_id, :ttl_ms::bigint AS ttl_ms, :owner_meta::jsonb AS owner_meta,
+           :acquisition::text AS acquisition
 ), free AS (
     SELECT l.name, l.generation
       FROM ${schema}.lease l, p
@@ -65,21 +66,19 @@ SELECT false, l.owner_id, l.generation, l.acquired_at, l.expires_at, clock_times
 -- name: renew
 -- Extends the lease only for its current owner and generation, and only while it has not expired:
 -- a renewal never resurrects an expired lease, so it cannot race a takeover into two owners.
--- Parameters: ttl_ms, name, owner_id, generation.
 UPDATE ${schema}.lease
    SET renewed_at = clock_timestamp(),
-       expires_at = clock_timestamp() + ? * interval '1 millisecond'
- WHERE name = ? AND owner_id = ? AND generation = ? AND expires_at > clock_timestamp()
+       expires_at = clock_timestamp() + :ttl_ms * interval '1 millisecond'
+ WHERE name = :name AND owner_id = :owner_id AND generation = :generation AND expires_at > clock_timestamp()
 RETURNING expires_at, clock_timestamp() AS db_now
 
 -- name: release
 -- Clears the owner (the row and its generation stay), closes the history row and wakes waiting
 -- candidates with a notification on the lease channel (delivered at commit).
--- Parameters: name, owner_id, generation, channel.
 WITH released AS (
     UPDATE ${schema}.lease
        SET owner_id = NULL, owner_meta = NULL, expires_at = clock_timestamp()
-     WHERE name = ? AND owner_id = ? AND generation = ?
+     WHERE name = :name AND owner_id = :owner_id AND generation = :generation
     RETURNING name, generation
 ), ended AS (
     UPDATE ${schema}.lease_history h
@@ -87,15 +86,15 @@ WITH released AS (
       FROM released r
      WHERE h.name = r.name AND h.generation = r.generation AND h.ended_at IS NULL
 )
-SELECT pg_notify(?, r.name) FROM released r
+SELECT pg_notify(:channel, r.name) FROM released r
 
 -- name: close_history
--- Closes earlier generations left open (see Leases#closeEarlierHistory). Parameters: name, generation.
+-- Closes earlier generations left open (see LeaseStore#closeEarlierHistory).
 UPDATE ${schema}.lease_history h
    SET ended_at = coalesce((SELECT min(n.acquired_at) FROM ${schema}.lease_history n
                              WHERE n.name = h.name AND n.generation > h.generation), clock_timestamp()),
        end_reason = 'expired'
- WHERE h.name = ? AND h.generation < ? AND h.ended_at IS NULL
+ WHERE h.name = :name AND h.generation < :generation AND h.ended_at IS NULL
 
 -- name: fence
 -- The fence of every protected write: run inside the write's transaction. FOR SHARE locks the
@@ -107,40 +106,39 @@ UPDATE ${schema}.lease_history h
 -- The idle bound is the time the lease has left when the fence runs (at least 1 ms): a writer that
 -- pauses right after the fence is ended by the server about when its lease expires; one that pauses
 -- later is ended that long after its last statement (docs/decisions/0012).
--- Parameters: name, owner_id, generation.
 SELECT l.generation,
        set_config('idle_in_transaction_session_timeout',
                   greatest(1, ceil(extract(epoch FROM l.expires_at - clock_timestamp()) * 1000))::bigint || 'ms', true)
   FROM ${schema}.lease l
- WHERE l.name = ? AND l.owner_id = ? AND l.generation = ? AND l.expires_at > clock_timestamp()
+ WHERE l.name = :name AND l.owner_id = :owner_id AND l.generation = :generation AND l.expires_at > clock_timestamp()
    FOR SHARE OF l
 
 -- name: inspect
 SELECT name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_meta::text AS owner_meta,
        clock_timestamp() AS db_now
   FROM ${schema}.lease
- WHERE name = ?
+ WHERE name = :name
 
 -- name: list
--- One page in name order after a cursor ('' for the first). Parameters: after, limit.
+-- One page in name order after a cursor ('' for the first).
 SELECT name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_meta::text AS owner_meta,
        clock_timestamp() AS db_now
   FROM ${schema}.lease
- WHERE name > ?
+ WHERE name > :after
  ORDER BY name
- LIMIT ?
+ LIMIT :limit
 
 -- name: held
 -- Leases held right now (unexpired, with an owner): a range of the expiry index, however many idle
 -- rows the table keeps ((SELECT clock_timestamp()) is evaluated once, so it can bound the index scan);
--- then in name order. Parameters: limit.
+-- then in name order.
 SELECT * FROM (
     SELECT name, owner_id, generation, acquired_at, renewed_at, expires_at, owner_meta::text AS owner_meta,
            clock_timestamp() AS db_now
       FROM ${schema}.lease
      WHERE expires_at > (SELECT clock_timestamp()) AND owner_id IS NOT NULL
      ORDER BY expires_at
-     LIMIT ?) h
+     LIMIT :limit) h
  ORDER BY name
 
 -- name: prune
@@ -149,41 +147,39 @@ SELECT * FROM (
 -- is higher than any generation this row ever had. A row whose generation is above the sequence (set by
 -- a node of an older version, which counted per row) is kept, and nothing is pruned while a node of a
 -- version before the sequence is live (its node row says no kinds): it would create a pruned name again
--- at generation 1. Parameters: retention_ms, limit.
+-- at generation 1.
 DELETE FROM ${schema}.lease WHERE name IN (
     SELECT name FROM ${schema}.lease
-     WHERE expires_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+     WHERE expires_at < (SELECT clock_timestamp()) - :retention_ms * interval '1 millisecond'
        AND generation <= (SELECT last_value FROM ${schema}.lease_generation)
        AND NOT EXISTS (SELECT 1 FROM ${schema}.node n
                         WHERE n.state <> 'stopped' AND n.meta -> 'kinds' IS NULL
                           AND n.heartbeat_at + 3 * n.heartbeat_interval_ms * interval '1 millisecond'
                               > (SELECT clock_timestamp()))
      ORDER BY expires_at
-     LIMIT ?
+     LIMIT :limit
        FOR UPDATE SKIP LOCKED)
 
 -- name: prune_history
--- Ended terms older than the retention. Parameters: retention_ms, limit.
+-- Ended terms older than the retention.
 DELETE FROM ${schema}.lease_history WHERE ctid IN (
     SELECT ctid FROM ${schema}.lease_history
-     WHERE ended_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+     WHERE ended_at < (SELECT clock_timestamp()) - :retention_ms * interval '1 millisecond'
      ORDER BY ended_at
-     LIMIT ?)
+     LIMIT :limit)
 
 -- name: prune_open_history
 -- A term never closed (its lease expired and nobody acquired it since) whose lease row was pruned: it
 -- is ended for good; the open rows are few (one per lease), on their own partial index.
--- Parameters: retention_ms, limit.
 DELETE FROM ${schema}.lease_history h WHERE ctid IN (
     SELECT ctid FROM ${schema}.lease_history o
-     WHERE o.ended_at IS NULL AND o.acquired_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+     WHERE o.ended_at IS NULL AND o.acquired_at < (SELECT clock_timestamp()) - :retention_ms * interval '1 millisecond'
        AND NOT EXISTS (SELECT 1 FROM ${schema}.lease l WHERE l.name = o.name)
-     LIMIT ?)
+     LIMIT :limit)
 
 -- name: history
--- Parameters: name, limit.
 SELECT name, generation, owner_id, acquired_at, ended_at, end_reason
   FROM ${schema}.lease_history
- WHERE name = ?
+ WHERE name = :name
  ORDER BY generation DESC
- LIMIT ?
+ LIMIT :limit
