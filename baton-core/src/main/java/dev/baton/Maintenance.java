@@ -135,7 +135,8 @@ final class Maintenance implements LeaderTask {
      * own (it counts whatever its heartbeat looks like); empty when neither exists.
      */
     Optional<JobSettings> clusterJobSettings() throws SQLException {
-        Optional<JobSettings> live = db.call("reading the job settings of the live workers", nodes::jobSettings);
+        Optional<JobSettings> live =
+                db.call("reading the job settings of the live workers", nodes.store()::jobSettings);
         Optional<JobSettings> own = config.ownJobSettings();
         if (live.isPresent() && own.isPresent()) {
             return Optional.of(live.get().and(own.get()));
@@ -199,7 +200,7 @@ final class Maintenance implements LeaderTask {
         int coord = coordination.purgeExpired();
         int idle = batches("pruning idle leases", c -> leases.store().pruneIdle(c, config.retention(), BATCH));
         int history = batches("pruning lease history", c -> leases.store().pruneHistory(c, config.retention(), BATCH));
-        int departed = batches("pruning departed nodes", c -> nodes.prune(c, config.retention(), BATCH));
+        int departed = batches("pruning departed nodes", c -> nodes.store().prune(c, config.retention(), BATCH));
         int disabled = batches("pruning disabled schedules", c -> schedules.prune(c, config.retention(), BATCH));
         return new Pruned(finished, coord, idle, history, departed, disabled);
     }

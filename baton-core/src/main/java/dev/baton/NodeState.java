@@ -8,8 +8,4 @@ public enum NodeState {
     DRAINING,
     /** Shut down cleanly. */
     STOPPED;
-
-    static NodeState fromDb(String s) {
-        return valueOf(s.toUpperCase(java.util.Locale.ROOT));
-    }
 }

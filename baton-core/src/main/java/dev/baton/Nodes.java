@@ -2,14 +2,8 @@ package dev.baton;
 
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
-import dev.baton.internal.db.Jdbc;
-import dev.baton.internal.db.Sql;
-import dev.baton.internal.job.JobSettings;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
+import dev.baton.internal.node.NodeStore;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -26,13 +20,18 @@ public final class Nodes {
     static final int VIEW_LIMIT = 1000;
 
     private final Db db;
-    private final Sql sql;
+    private final NodeStore store;
     private final Leases leases;
 
     Nodes(DataSource dataSource, String schema, Leases leases) {
         this.db = Db.of(dataSource);
-        this.sql = Sql.load("node.sql", Identifiers.schema(schema));
+        this.store = new NodeStore(schema);
         this.leases = leases;
+    }
+
+    /** The statements behind this facade, for maintenance. */
+    NodeStore store() {
+        return store;
     }
 
     /**
@@ -43,30 +42,14 @@ public final class Nodes {
      */
     public Page<NodeInfo> list(String after, int limit) {
         Page.requireLimit(limit);
-        List<NodeInfo> rows = query("list", after == null ? "" : after, limit + 1);
+        List<NodeInfo> rows = read("listing nodes", c -> store.list(c, after == null ? "" : after, limit + 1));
         return Page.of(rows, limit, NodeInfo::id);
     }
 
     /** The node registered under {@code id}, if any. */
     public Optional<NodeInfo> get(String id) {
         Identifiers.name("node id", id);
-        List<NodeInfo> rows = query("get", id, -1);
-        return rows.isEmpty() ? Optional.empty() : Optional.of(rows.get(0));
-    }
-
-    /** The job settings of the live workers, combined as {@link Maintenance} applies them; empty with no worker live. */
-    Optional<JobSettings> jobSettings(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("job_settings"));
-                ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            if (rs.getLong("workers") == 0) {
-                return Optional.empty();
-            }
-            return Optional.of(new JobSettings(
-                    Duration.ofMillis(rs.getLong("retention_ms")),
-                    rs.getInt("max_stalls"),
-                    Duration.ofMillis(rs.getLong("unhandled_kind_timeout_ms"))));
-        }
+        return read("reading node '" + id + "'", c -> store.get(c, id));
     }
 
     /**
@@ -76,7 +59,7 @@ public final class Nodes {
      */
     public OwnershipView ownership() {
         List<LeaseInfo> held = leases.held(VIEW_LIMIT);
-        List<NodeInfo> nodes = query("recent", null, VIEW_LIMIT);
+        List<NodeInfo> nodes = read("listing nodes", c -> store.recent(c, VIEW_LIMIT));
         Set<String> nodeIds = new HashSet<>();
         nodes.forEach(n -> nodeIds.add(n.id()));
         Map<String, List<String>> owned = new TreeMap<>();
@@ -97,67 +80,15 @@ public final class Nodes {
         }
         Instant dbNow = !nodes.isEmpty()
                 ? nodes.get(0).dbNow()
-                : !held.isEmpty() ? held.get(0).dbNow() : dbNow();
+                : !held.isEmpty() ? held.get(0).dbNow() : read("reading the database clock", store::dbNow);
         return new OwnershipView(dbNow, List.copyOf(leaseViews), List.copyOf(statuses));
     }
 
-    private List<NodeInfo> query(String statement, String after, int limit) {
+    private <T> T read(String what, Db.Work<T> work) {
         try {
-            return db.call("listing nodes", c -> {
-                try (PreparedStatement ps = c.prepareStatement(sql.get(statement))) {
-                    int i = 1;
-                    if (after != null) {
-                        ps.setString(i++, after);
-                    }
-                    if (limit >= 0) {
-                        ps.setInt(i, limit);
-                    }
-                    List<NodeInfo> out = new ArrayList<>();
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            long pid = rs.getLong("pid");
-                            Optional<Long> pidOpt = rs.wasNull() ? Optional.empty() : Optional.of(pid);
-                            out.add(new NodeInfo(
-                                    rs.getString("id"),
-                                    NodeState.fromDb(rs.getString("state")),
-                                    Jdbc.instant(rs, "started_at"),
-                                    Jdbc.instant(rs, "heartbeat_at"),
-                                    Duration.ofMillis(rs.getLong("heartbeat_interval_ms")),
-                                    Optional.ofNullable(Jdbc.instantOrNull(rs, "stopped_at")),
-                                    rs.getInt("protocol_version"),
-                                    Optional.ofNullable(rs.getString("host")),
-                                    pidOpt,
-                                    Jdbc.instant(rs, "db_now")));
-                        }
-                    }
-                    return out;
-                }
-            });
+            return db.call(what, work);
         } catch (SQLException e) {
-            throw new BatonException("listing nodes failed: " + e.getMessage(), e);
-        }
-    }
-
-    /** Deletes up to {@code limit} nodes silent (or stopped) for longer than {@code retention}; returns how many. */
-    int prune(java.sql.Connection c, Duration retention, int limit) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("prune"))) {
-            ps.setLong(1, retention.toMillis());
-            ps.setInt(2, limit);
-            return ps.executeUpdate();
-        }
-    }
-
-    private Instant dbNow() {
-        try {
-            return db.call("reading the database clock", c -> {
-                try (PreparedStatement ps = c.prepareStatement("SELECT clock_timestamp()");
-                        ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getTimestamp(1).toInstant();
-                }
-            });
-        } catch (SQLException e) {
-            throw new BatonException("reading the database clock failed: " + e.getMessage(), e);
+            throw new BatonException(what + " failed: " + e.getMessage(), e);
         }
     }
 

@@ -1,10 +1,11 @@
 -- Statements on ${schema}.node, the registry of Baton instances. Times are the database's.
+-- Parameters are named (:name); see Sql.
 
 -- name: register
--- Parameters: id, heartbeat_interval_ms, protocol_version, host, pid, meta.
 INSERT INTO ${schema}.node AS n (id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at,
                                  protocol_version, host, pid, meta)
-VALUES (?, clock_timestamp(), clock_timestamp(), ?, 'active', NULL, ?, ?, ?, ?::jsonb)
+VALUES (:id, clock_timestamp(), clock_timestamp(), :heartbeat_interval_ms, 'active', NULL, :protocol_version, :host, :pid,
+        :meta::jsonb)
 ON CONFLICT (id) DO UPDATE
    SET started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at,
        heartbeat_interval_ms = excluded.heartbeat_interval_ms, state = 'active', stopped_at = NULL,
@@ -14,58 +15,57 @@ ON CONFLICT (id) DO UPDATE
 -- name: heartbeat
 -- A stopped node stays stopped: a late heartbeat of a process that was already declared stopped
 -- does not bring it back. A missing row (pruned while this node could not beat for longer than the
--- retention, or deleted by hand) is registered again. Parameters: as register.
+-- retention, or deleted by hand) is registered again.
 INSERT INTO ${schema}.node AS n (id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at,
                                  protocol_version, host, pid, meta)
-VALUES (?, clock_timestamp(), clock_timestamp(), ?, 'active', NULL, ?, ?, ?, ?::jsonb)
+VALUES (:id, clock_timestamp(), clock_timestamp(), :heartbeat_interval_ms, 'active', NULL, :protocol_version, :host, :pid,
+        :meta::jsonb)
 ON CONFLICT (id) DO UPDATE SET heartbeat_at = clock_timestamp() WHERE n.state <> 'stopped'
 RETURNING n.state
 
 -- name: set_state
--- Parameters: state, state, id.
 UPDATE ${schema}.node
-   SET state = ?, heartbeat_at = clock_timestamp(),
-       stopped_at = CASE WHEN ? = 'stopped' THEN clock_timestamp() END
- WHERE id = ?
+   SET state = :state, heartbeat_at = clock_timestamp(),
+       stopped_at = CASE WHEN :state = 'stopped' THEN clock_timestamp() END
+ WHERE id = :id
 
 -- name: live_twin
 -- Another process registered under the same id that still looks alive (heartbeat fresh, not stopped):
--- node ids must be unique per process. Parameters: id, this process's instance id.
+-- node ids must be unique per process. :instance is this process's instance id.
 SELECT host, pid, (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::bigint AS ago_ms
   FROM ${schema}.node
- WHERE id = ? AND state <> 'stopped'
+ WHERE id = :id AND state <> 'stopped'
    AND heartbeat_at + 3 * heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
-   AND meta ->> 'instance' IS DISTINCT FROM ?
+   AND meta ->> 'instance' IS DISTINCT FROM :instance
 
 -- name: list
--- One page in id order after a cursor ('' for the first). Parameters: after, limit.
+-- One page in id order after a cursor ('' for the first).
 SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
        meta::text AS meta, clock_timestamp() AS db_now
   FROM ${schema}.node
- WHERE id > ?
+ WHERE id > :after
  ORDER BY id
- LIMIT ?
+ LIMIT :limit
 
 -- name: get
--- Parameters: id.
 SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
        meta::text AS meta, clock_timestamp() AS db_now
   FROM ${schema}.node
- WHERE id = ?
+ WHERE id = :id
 
 -- name: recent
 -- The nodes an ownership view shows: every node not stopped, then the most recently stopped ones.
--- The table is bounded by its retention (see prune). Parameters: limit.
+-- The table is bounded by its retention (see prune).
 SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
        meta::text AS meta, clock_timestamp() AS db_now
   FROM ${schema}.node
  ORDER BY state = 'stopped', coalesce(stopped_at, heartbeat_at) DESC, id
- LIMIT ?
+ LIMIT :limit
 
 -- name: job_settings
 -- The job settings maintenance applies: the most conservative of those the live nodes that run a worker
 -- declare (the longest retention, the most stalls, the longest unhandled-kind timeout); no row counted
--- when no worker is live. Parameters: none.
+-- when no worker is live.
 SELECT count(*) AS workers,
        max((meta -> 'jobs' ->> 'retentionMs')::bigint) AS retention_ms,
        max((meta -> 'jobs' ->> 'maxStalls')::int) AS max_stalls,
@@ -77,11 +77,14 @@ SELECT count(*) AS workers,
 -- name: prune
 -- Nodes gone for longer than the retention: stopped that long ago, or silent that long (crashed and
 -- never back; default node ids are new at every start). A node is never pruned while it still counts as
--- live (heartbeat within 3 intervals), whatever the retention. Parameters: retention_ms, limit.
+-- live (heartbeat within 3 intervals), whatever the retention.
 DELETE FROM ${schema}.node WHERE id IN (
     SELECT id FROM ${schema}.node
-     WHERE heartbeat_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+     WHERE heartbeat_at < (SELECT clock_timestamp()) - :retention_ms * interval '1 millisecond'
        AND (state = 'stopped'
             OR heartbeat_at + 3 * heartbeat_interval_ms * interval '1 millisecond' < (SELECT clock_timestamp()))
      ORDER BY heartbeat_at
-     LIMIT ?)
+     LIMIT :limit)
+
+-- name: db_now
+SELECT clock_timestamp() AS db_now

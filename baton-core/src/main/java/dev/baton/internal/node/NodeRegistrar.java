@@ -5,21 +5,15 @@ import dev.baton.BatonException;
 import dev.baton.NodeState;
 import dev.baton.internal.db.BoundedCalls;
 import dev.baton.internal.db.Db;
-import dev.baton.internal.db.Identifiers;
-import dev.baton.internal.db.Jdbc;
-import dev.baton.internal.db.Sql;
 import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.service.Service;
 import java.net.InetAddress;
 import java.security.SecureRandom;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -41,15 +35,14 @@ public final class NodeRegistrar extends Service {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Db db;
-    private final Sql sql;
+    private final NodeStore store;
     private final String nodeId;
     private final Duration interval;
     /** This process's registration: tells a restart of this id apart from another live process using it. */
     private final String instance = UUID.randomUUID().toString();
 
-    private final String metaJson;
-    /** Looked up once: a slow name service must not delay every heartbeat. */
-    private final String host = hostName();
+    /** What the node writes at registration and every heartbeat; the host is looked up once. */
+    private final NodeStore.Registration registration;
 
     /** Heartbeats run bounded (a black-holed socket must not hang them), each on a borrowed connection. */
     private final BoundedCalls calls;
@@ -73,7 +66,7 @@ public final class NodeRegistrar extends Service {
             LongSupplier ticker) {
         super("baton-node-heartbeat", ticker);
         this.db = Db.of(dataSource);
-        this.sql = Sql.load("node.sql", Identifiers.schema(schema));
+        this.store = new NodeStore(schema);
         this.nodeId = nodeId;
         this.interval = interval;
         this.calls = new BoundedCalls(dataSource, "baton-node-heartbeat-calls");
@@ -90,11 +83,19 @@ public final class NodeRegistrar extends Service {
                     "unhandledKindTimeoutMs", jobSettings.unhandledKindTimeout().toMillis());
             meta.put("jobs", jobs);
         }
+        String metaJson;
         try {
-            this.metaJson = JSON.writeValueAsString(meta);
+            metaJson = JSON.writeValueAsString(meta);
         } catch (Exception e) {
             throw new IllegalStateException("cannot encode node metadata", e);
         }
+        this.registration = new NodeStore.Registration(
+                nodeId,
+                interval,
+                PROTOCOL_VERSION,
+                hostName(),
+                ProcessHandle.current().pid(),
+                metaJson);
     }
 
     /** Registers the node, in the caller's thread (a failure stops the node's start); the heartbeat is {@link #start()}. */
@@ -102,10 +103,8 @@ public final class NodeRegistrar extends Service {
         try {
             db.call("registering node '" + nodeId + "'", c -> {
                 warnIfTaken(c);
-                try (PreparedStatement ps = c.prepareStatement(sql.get("register"))) {
-                    bindRegistration(ps, 0);
-                    return ps.executeUpdate();
-                }
+                store.register(c, registration);
+                return null;
             });
         } catch (SQLException e) {
             throw new BatonException("registering node '" + nodeId + "' failed: " + e.getMessage(), e);
@@ -142,30 +141,10 @@ public final class NodeRegistrar extends Service {
 
     private void beat() throws SQLException, TimeoutException {
         long bound = interval.toNanos();
-        boolean recorded = calls.call(
-                c -> {
-                    try (PreparedStatement ps =
-                            Jdbc.prepareBounded(c, sql.get("heartbeat"), BoundedCalls.serverMillis(bound))) {
-                        bindRegistration(ps, Jdbc.boundOffset(BoundedCalls.serverMillis(bound)));
-                        try (ResultSet rs = Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound))) {
-                            return rs.next();
-                        }
-                    }
-                },
-                bound);
+        boolean recorded = calls.call(c -> store.heartbeat(c, registration, BoundedCalls.serverMillis(bound)), bound);
         if (!recorded) {
             log.warn("node '{}' is recorded as stopped; heartbeat not recorded", nodeId);
         }
-    }
-
-    /** Binds the parameters of the register and heartbeat statements, after {@code offset} others. */
-    private void bindRegistration(PreparedStatement ps, int offset) throws SQLException {
-        ps.setString(offset + 1, nodeId);
-        ps.setLong(offset + 2, interval.toMillis());
-        ps.setInt(offset + 3, PROTOCOL_VERSION);
-        ps.setString(offset + 4, host);
-        ps.setLong(offset + 5, ProcessHandle.current().pid());
-        ps.setString(offset + 6, metaJson);
     }
 
     /**
@@ -173,23 +152,16 @@ public final class NodeRegistrar extends Service {
      * acquisition is its own holder), but the registry and the ownership view would mix the two up.
      */
     private void warnIfTaken(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("live_twin"))) {
-            ps.setString(1, nodeId);
-            ps.setString(2, instance);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (rs.next()) {
-                    log.warn(
-                            "node id '{}' is also registered by a process that looks alive (host {}, pid {}, last "
-                                    + "heartbeat {} ms ago): node ids must be unique per running process. Leases still "
-                                    + "exclude the two, but status views will mix them up; if that process has just died, "
-                                    + "ignore this",
-                            nodeId,
-                            rs.getString(1),
-                            rs.getLong(2),
-                            rs.getLong(3));
-                }
-            }
-        }
+        store.liveTwin(c, nodeId, instance)
+                .ifPresent(twin -> log.warn(
+                        "node id '{}' is also registered by a process that looks alive (host {}, pid {}, last "
+                                + "heartbeat {} ms ago): node ids must be unique per running process. Leases still "
+                                + "exclude the two, but status views will mix them up; if that process has just died, "
+                                + "ignore this",
+                        nodeId,
+                        twin.host(),
+                        twin.pid(),
+                        twin.heartbeatAgoMillis()));
     }
 
     /** Records the node's state; bounded to a few heartbeat intervals, so shutdown never hangs on it. */
@@ -198,15 +170,8 @@ public final class NodeRegistrar extends Service {
         try (BoundedCalls once = new BoundedCalls(db.dataSource(), "baton-node-state")) {
             once.call(
                     c -> {
-                        try (PreparedStatement ps =
-                                Jdbc.prepareBounded(c, sql.get("set_state"), BoundedCalls.serverMillis(bound))) {
-                            int o = Jdbc.boundOffset(BoundedCalls.serverMillis(bound));
-                            ps.setString(1 + o, dbValue(state));
-                            ps.setString(2 + o, dbValue(state));
-                            ps.setString(3 + o, nodeId);
-                            Jdbc.executeBounded(ps, BoundedCalls.serverMillis(bound));
-                            return null;
-                        }
+                        store.setState(c, nodeId, state, BoundedCalls.serverMillis(bound));
+                        return null;
                     },
                     bound);
         } catch (SQLException | TimeoutException | RuntimeException e) {
@@ -241,10 +206,5 @@ public final class NodeRegistrar extends Service {
             host = host.substring(0, 150);
         }
         return host + "-" + ProcessHandle.current().pid() + "-" + String.format("%016x", RANDOM.nextLong());
-    }
-
-    /** The state as the node table spells it. */
-    private static String dbValue(NodeState state) {
-        return state.name().toLowerCase(Locale.ROOT);
     }
 }
