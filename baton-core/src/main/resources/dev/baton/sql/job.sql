@@ -1,28 +1,28 @@
 -- Statements on ${schema}.job. Times are the database's clock_timestamp(); durations are bound as
 -- milliseconds. Every statement that changes a running attempt matches id AND attempt_token AND
 -- state = 'running': a stale attempt (rescued, re-claimed elsewhere) can change nothing.
+-- Parameters are named (:name); see Sql.
 
 -- name: enqueue
 -- One job; a duplicate idempotency key inserts nothing (the caller then looks the key up). The
--- notification is sent at commit, so workers wake only for committed jobs.
--- Parameters: queue, kind, payload, priority, run_at (null: now), delay_ms, max_attempts, timeout_ms,
--- concurrency_key, idempotency_key, channel.
+-- notification is sent at commit, so workers wake only for committed jobs. :run_at null means now.
 WITH ins AS (
     INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
                                concurrency_key, idempotency_key)
-    VALUES (?, ?, ?::jsonb, ?, 'available', coalesce(?::timestamptz, clock_timestamp()) + ? * interval '1 millisecond',
-            ?, ?, ?, ?)
+    VALUES (:queue, :kind, :payload::jsonb, :priority, 'available',
+            coalesce(:run_at::timestamptz, clock_timestamp()) + :delay_ms * interval '1 millisecond',
+            :max_attempts, :timeout_ms, :concurrency_key, :idempotency_key)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, queue
 )
-SELECT id, pg_notify(?, queue) IS NULL AS notified FROM ins
+SELECT id, pg_notify(:channel, queue) IS NULL AS notified FROM ins
 
 -- name: enqueue_batch
--- Many jobs in one statement, in input order. Parameters: arrays of queue, kind, payload, priority,
--- run_at, delay_ms, max_attempts, timeout_ms, concurrency_key, idempotency_key; then channel.
+-- Many jobs in one statement, in input order: one array per column.
 WITH input AS (
-    SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::smallint[], ?::timestamptz[], ?::bigint[],
-                         ?::int[], ?::bigint[], ?::text[], ?::text[])
+    SELECT * FROM unnest(:queues::text[], :kinds::text[], :payloads::text[], :priorities::smallint[],
+                         :run_ats::timestamptz[], :delays_ms::bigint[], :max_attempts::int[], :timeouts_ms::bigint[],
+                         :concurrency_keys::text[], :idempotency_keys::text[])
              WITH ORDINALITY AS t(queue, kind, payload, priority, run_at, delay_ms, max_attempts, timeout_ms,
                                   concurrency_key, idempotency_key, ord)
 ), ins AS (
@@ -35,29 +35,30 @@ WITH input AS (
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, queue, idempotency_key
 ), notified AS (
-    SELECT pg_notify(?, q) FROM (SELECT DISTINCT queue AS q FROM ins) d
+    SELECT pg_notify(:channel, q) FROM (SELECT DISTINCT queue AS q FROM ins) d
 )
 SELECT id, idempotency_key, (SELECT count(*) FROM notified) AS n FROM ins ORDER BY id
 
 -- name: find_by_keys
-SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (?::text[])
+SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys::text[])
 
 -- name: claim
--- Claims up to `limit` ready jobs of a queue as new attempts: FOR UPDATE SKIP LOCKED so claimers
+-- Claims up to :limit ready jobs of a queue as new attempts: FOR UPDATE SKIP LOCKED so claimers
 -- never wait for each other; only kinds this node handles (in a rolling deploy an older node leaves a
 -- new kind to a node that knows it, without using an attempt); at most one job per concurrency key per
 -- claim, and none whose key already has a running job. Two claimers racing on one key are settled by
 -- the unique index job_running_key: the later one gets a unique violation, claims nothing and retries
--- next poll. Parameters: queue, kinds, queue, limit*2, limit, job_lease_ms, node_id.
+-- next poll. :candidates (twice :limit) bounds the rows locked before one per key is picked.
 WITH candidates AS (
     SELECT id, priority, run_at, concurrency_key
       FROM ${schema}.job j
-     WHERE j.state = 'available' AND j.queue = ? AND j.kind = ANY (?::text[]) AND j.run_at <= clock_timestamp()
-       AND NOT EXISTS (SELECT 1 FROM ${schema}.job_queue q WHERE q.queue = ? AND q.paused)
+     WHERE j.state = 'available' AND j.queue = :queue AND j.kind = ANY (:kinds::text[])
+       AND j.run_at <= clock_timestamp()
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.job_queue q WHERE q.queue = :queue AND q.paused)
        AND (j.concurrency_key IS NULL OR NOT EXISTS (
             SELECT 1 FROM ${schema}.job r WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
      ORDER BY j.priority, j.run_at, j.id
-     LIMIT ?
+     LIMIT :candidates
        FOR UPDATE SKIP LOCKED
 ), picked AS (
     SELECT id FROM (
@@ -66,11 +67,11 @@ WITH candidates AS (
          ORDER BY coalesce(concurrency_key, 'id:' || id), priority, run_at, id
     ) one_per_key
      ORDER BY priority, run_at, id
-     LIMIT ?
+     LIMIT :limit
 )
 UPDATE ${schema}.job j
    SET state = 'running', attempt = j.attempt + 1, attempt_token = nextval('${schema}.job_attempt_token'),
-       lease_expires_at = clock_timestamp() + ? * interval '1 millisecond', claimed_by = ?,
+       lease_expires_at = clock_timestamp() + :job_lease_ms * interval '1 millisecond', claimed_by = :node_id,
        attempted_at = clock_timestamp()
   FROM picked
  WHERE j.id = picked.id
@@ -83,16 +84,16 @@ RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_at
 -- holds the job row FOR UPDATE until it commits) are skipped rather than waited for, so one long
 -- completion transaction cannot stall the heartbeat of every other job on the node. Returns, per
 -- current attempt: extended (with its cancel flag), or locked (still current, not extended this time).
--- Attempts missing from the result are no longer current. Parameters: ids, tokens, job_lease_ms.
+-- Attempts missing from the result are no longer current.
 WITH t AS (
-    SELECT * FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
+    SELECT * FROM unnest(:ids::bigint[], :tokens::bigint[]) AS t(id, token)
 ), lockable AS (
     SELECT j.id FROM ${schema}.job j JOIN t ON j.id = t.id AND j.attempt_token = t.token
      WHERE j.state = 'running'
        FOR UPDATE OF j SKIP LOCKED
 ), extended AS (
     UPDATE ${schema}.job j
-       SET lease_expires_at = clock_timestamp() + ? * interval '1 millisecond'
+       SET lease_expires_at = clock_timestamp() + :job_lease_ms * interval '1 millisecond'
       FROM lockable l
      WHERE j.id = l.id
     RETURNING j.id, j.cancel_requested
@@ -104,24 +105,23 @@ SELECT j.id, j.cancel_requested, false
  WHERE j.state = 'running' AND j.id NOT IN (SELECT id FROM extended)
 
 -- name: complete
--- Successful attempts, batched. Parameters: ids, tokens.
+-- Successful attempts, batched.
 UPDATE ${schema}.job j
    SET state = 'succeeded', finished_at = clock_timestamp(), lease_expires_at = NULL
-  FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
+  FROM unnest(:ids::bigint[], :tokens::bigint[]) AS t(id, token)
  WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
 RETURNING j.id
 
 -- name: fence_attempt
 -- Inside a handler's completion transaction: locks the job row if this attempt is still current.
--- Parameters: id, token.
-SELECT id FROM ${schema}.job WHERE id = ? AND attempt_token = ? AND state = 'running' FOR UPDATE
+SELECT id FROM ${schema}.job WHERE id = :id AND attempt_token = :token AND state = 'running' FOR UPDATE
 
 -- name: fail
 -- Failed attempts, batched: each error is appended; the job is retried at now + delay, or ends
 -- failed after its last attempt (or when not retryable), or cancelled when cancellation was
 -- requested (also when a retryable failure raced a cancel request not yet delivered by a heartbeat:
--- such a job is not retried). Parameters: ids, tokens, errors (json text), retry delays ms (null: no retry),
--- outcomes ('retry' | 'fail' | 'cancel').
+-- such a job is not retried). Per attempt: its error (json text), its retry delay (null: no retry) and its
+-- outcome ('retry' | 'fail' | 'cancel').
 UPDATE ${schema}.job j
    SET state = CASE WHEN t.outcome = 'cancel' OR (t.outcome = 'retry' AND j.cancel_requested) THEN 'cancelled'
                     WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts THEN 'available'
@@ -132,20 +132,20 @@ UPDATE ${schema}.job j
                           THEN NULL ELSE clock_timestamp() END,
        errors = j.errors || jsonb_build_array(t.error::jsonb || jsonb_build_object('at', clock_timestamp())),
        attempt_token = NULL, lease_expires_at = NULL
-  FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::text[]) AS t(id, token, error, delay_ms, outcome)
+  FROM unnest(:ids::bigint[], :tokens::bigint[], :errors::text[], :delays_ms::bigint[], :outcomes::text[])
+       AS t(id, token, error, delay_ms, outcome)
  WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
 RETURNING j.id, j.state
 
 -- name: release
 -- Graceful drain: give attempts whose handler has ended back at once, not counted as an attempt. A job
 -- whose cancellation was requested ends cancelled instead: it is not made available again.
--- Parameters: ids, tokens.
 UPDATE ${schema}.job j
    SET state = CASE WHEN j.cancel_requested THEN 'cancelled' ELSE 'available' END,
        finished_at = CASE WHEN j.cancel_requested THEN clock_timestamp() END,
        attempt = greatest(j.attempt - 1, 0), run_at = clock_timestamp(),
        attempt_token = NULL, lease_expires_at = NULL, claimed_by = NULL
-  FROM unnest(?::bigint[], ?::bigint[]) AS t(id, token)
+  FROM unnest(:ids::bigint[], :tokens::bigint[]) AS t(id, token)
  WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
 RETURNING j.id
 
@@ -155,71 +155,69 @@ RETURNING j.id
 -- was requested: a cancelled job is not run again). Safe if two rescuers
 -- overlap: SKIP LOCKED, and the state/lease predicate is re-checked on the locked row. Queues that got
 -- jobs back are notified, so idle workers claim them at once instead of at their next poll.
--- Parameters: limit, max_stalls, max_stalls, node_id, channel.
 WITH expired AS (
     SELECT id FROM ${schema}.job
      WHERE state = 'running' AND lease_expires_at < (SELECT clock_timestamp())
      ORDER BY lease_expires_at
-     LIMIT ?
+     LIMIT :limit
        FOR UPDATE SKIP LOCKED
 ), rescued AS (
 UPDATE ${schema}.job j
    SET stall_count = j.stall_count + 1,
        state = CASE WHEN j.cancel_requested THEN 'cancelled'
-                    WHEN j.stall_count + 1 >= ? OR j.attempt >= j.max_attempts THEN 'failed' ELSE 'available' END,
-       finished_at = CASE WHEN j.cancel_requested OR j.stall_count + 1 >= ? OR j.attempt >= j.max_attempts
+                    WHEN j.stall_count + 1 >= :max_stalls OR j.attempt >= j.max_attempts THEN 'failed' ELSE 'available' END,
+       finished_at = CASE WHEN j.cancel_requested OR j.stall_count + 1 >= :max_stalls OR j.attempt >= j.max_attempts
                           THEN clock_timestamp() END,
        run_at = clock_timestamp(),
        errors = j.errors || jsonb_build_array(jsonb_build_object(
            'attempt', j.attempt, 'node', j.claimed_by, 'at', clock_timestamp(), 'class', 'stalled',
            'message', 'attempt lease expired at ' || j.lease_expires_at || ' without completion (stall '
-                      || (j.stall_count + 1) || '); rescued by ' || ?)),
+                      || (j.stall_count + 1) || '); rescued by ' || :node_id)),
        attempt_token = NULL, lease_expires_at = NULL
   FROM expired
  WHERE j.id = expired.id AND j.state = 'running'
 RETURNING j.id, j.state, j.queue, j.kind
 ), notified AS (
-    SELECT pg_notify(?, q) FROM (SELECT DISTINCT queue AS q FROM rescued WHERE state = 'available') d
+    SELECT pg_notify(:channel, q) FROM (SELECT DISTINCT queue AS q FROM rescued WHERE state = 'available') d
 )
 SELECT id, state, queue, kind, (SELECT count(*) FROM notified) AS n FROM rescued
 
 -- name: cancel
--- Parameters: id. Available jobs end cancelled at once; running ones get a cancellation request.
+-- Available jobs end cancelled at once; running ones get a cancellation request.
 UPDATE ${schema}.job
    SET state = CASE WHEN state = 'available' THEN 'cancelled' ELSE state END,
        finished_at = CASE WHEN state = 'available' THEN clock_timestamp() ELSE finished_at END,
        cancel_requested = true
- WHERE id = ? AND state IN ('available', 'running')
+ WHERE id = :id AND state IN ('available', 'running')
 RETURNING state
 
 -- name: retry
 -- A failed or cancelled job runs again now, with at least one more attempt allowed. At the ceiling of
 -- max_attempts (1000) the ceiling stays: a failure of that extra attempt still ends the job failed,
--- because the fail statement compares attempt < max_attempts. Parameters: id.
+-- because the fail statement compares attempt < max_attempts.
 UPDATE ${schema}.job
    SET state = 'available', run_at = clock_timestamp(), finished_at = NULL, cancel_requested = false,
        max_attempts = least(greatest(max_attempts, attempt + 1), 1000), stall_count = 0
- WHERE id = ? AND state IN ('failed', 'cancelled')
+ WHERE id = :id AND state IN ('failed', 'cancelled')
 RETURNING id
 
 -- name: get
 SELECT id, queue, kind, payload::text AS payload, priority, state, run_at, attempt, max_attempts, timeout_ms,
        claimed_by, concurrency_key, idempotency_key, stall_count, cancel_requested, errors::text AS errors,
        created_at, attempted_at, finished_at, lease_expires_at
-  FROM ${schema}.job WHERE id = ?
+  FROM ${schema}.job WHERE id = :id
 
 -- name: prune
--- Deletes up to `limit` jobs finished before now - retention. Parameters: retention_ms, limit.
+-- Deletes up to :limit jobs finished before now - retention.
 DELETE FROM ${schema}.job WHERE id IN (
     SELECT id FROM ${schema}.job
      WHERE state IN ('succeeded', 'failed', 'cancelled')
-       AND finished_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
+       AND finished_at < (SELECT clock_timestamp()) - :retention_ms * interval '1 millisecond'
      ORDER BY finished_at
-     LIMIT ?)
+     LIMIT :limit)
 
 -- name: set_paused
--- Parameters: queue, paused.
-INSERT INTO ${schema}.job_queue (queue, paused) VALUES (?, ?)
+INSERT INTO ${schema}.job_queue (queue, paused) VALUES (:queue, :paused)
 ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused, updated_at = clock_timestamp()
 
 -- name: queue_stats
@@ -255,7 +253,6 @@ SELECT queue, state, count(*) AS n
 -- kinds of the calling node count as handled whatever its heartbeat says. The caller runs this only after
 -- watching the cluster for the whole timeout without a failed pass (see Maintenance), so a backlog built
 -- up while the database was unreachable (every heartbeat stale) is not failed on the way back.
--- Parameters: own kinds, timeout_ms, limit, timeout_ms.
 WITH RECURSIVE kinds AS (
     (SELECT kind FROM ${schema}.job WHERE state = 'available' ORDER BY kind LIMIT 1)
     UNION ALL
@@ -268,13 +265,13 @@ WITH RECURSIVE kinds AS (
 ), unhandled AS (
     SELECT k.kind FROM kinds k
      WHERE k.kind IS NOT NULL
-       AND k.kind <> ALL (?::text[])
+       AND k.kind <> ALL (:own_kinds::text[])
        AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' IS NULL)
        AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' @> jsonb_build_array(k.kind))
 ), picked AS (
     SELECT j.id FROM ${schema}.job j JOIN unhandled u ON j.kind = u.kind
-     WHERE j.state = 'available' AND j.run_at < (SELECT clock_timestamp()) - ? * interval '1 millisecond'
-     LIMIT ?
+     WHERE j.state = 'available' AND j.run_at < (SELECT clock_timestamp()) - :timeout_ms * interval '1 millisecond'
+     LIMIT :limit
        FOR UPDATE OF j SKIP LOCKED
 )
 UPDATE ${schema}.job j
@@ -283,7 +280,7 @@ UPDATE ${schema}.job j
            'attempt', j.attempt, 'at', clock_timestamp(), 'class', 'UnhandledJobKind',
            'message', format('no live node handles job kind %L and the job waited longer than %s s '
                              || '(unhandledKindTimeout); register a handler for the kind, then retry the job',
-                             j.kind, round(? / 1000.0, 3))))
+                             j.kind, round(:timeout_ms / 1000.0, 3))))
   FROM picked
  WHERE j.id = picked.id AND j.state = 'available'
 RETURNING j.id, j.queue, j.kind

@@ -6,7 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -23,8 +25,26 @@ import java.util.Map;
 public final class Sql {
     private static final String NAME_MARKER = "-- name:";
 
-    /** One statement: the text sent to the driver, and the parameter name at each {@code ?} position. */
-    record Parsed(String jdbc, List<String> params) {}
+    /**
+     * One statement: the text sent to the driver, the parameter name at each {@code ?} position, and the
+     * positions of each name (0-based), computed once here rather than at every call.
+     */
+    record Parsed(String jdbc, List<String> params, Map<String, int[]> positions) {
+        Parsed(String jdbc, List<String> params) {
+            this(jdbc, params, positionsOf(params));
+        }
+
+        private static Map<String, int[]> positionsOf(List<String> params) {
+            Map<String, List<Integer>> at = new LinkedHashMap<>();
+            for (int i = 0; i < params.size(); i++) {
+                at.computeIfAbsent(params.get(i), k -> new ArrayList<>()).add(i);
+            }
+            Map<String, int[]> out = new LinkedHashMap<>();
+            at.forEach((name, list) ->
+                    out.put(name, list.stream().mapToInt(Integer::intValue).toArray()));
+            return Collections.unmodifiableMap(out);
+        }
+    }
 
     private final Map<String, Parsed> statements;
     private final String file;
@@ -62,7 +82,7 @@ public final class Sql {
     /** Prepares the statement on {@code c}, to be bound by parameter name. */
     public SqlCall prepare(Connection c, String name) throws SQLException {
         Parsed p = parsed(name);
-        return new SqlCall(file + "#" + name, c.prepareStatement(p.jdbc()), p.params(), 0, 0);
+        return new SqlCall(file + "#" + name, c.prepareStatement(p.jdbc()), p.positions(), 0, 0);
     }
 
     /**
@@ -74,7 +94,7 @@ public final class Sql {
         return new SqlCall(
                 file + "#" + name,
                 Jdbc.prepareBounded(c, p.jdbc(), millis),
-                p.params(),
+                p.positions(),
                 Jdbc.boundOffset(millis),
                 millis);
     }

@@ -6,10 +6,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -21,22 +18,17 @@ import java.util.Map;
 public final class SqlCall implements AutoCloseable {
     private final String where;
     private final PreparedStatement ps;
-    private final Map<String, int[]> positions = new LinkedHashMap<>();
+    private final Map<String, int[]> positions;
     private final int offset;
     private final long boundMillis;
     private final BitSet bound = new BitSet();
 
-    SqlCall(String where, PreparedStatement ps, List<String> params, int offset, long boundMillis) {
+    SqlCall(String where, PreparedStatement ps, Map<String, int[]> positions, int offset, long boundMillis) {
         this.where = where;
         this.ps = ps;
+        this.positions = positions;
         this.offset = offset;
         this.boundMillis = boundMillis;
-        Map<String, List<Integer>> at = new LinkedHashMap<>();
-        for (int i = 0; i < params.size(); i++) {
-            at.computeIfAbsent(params.get(i), k -> new ArrayList<>()).add(i);
-        }
-        at.forEach((name, list) ->
-                positions.put(name, list.stream().mapToInt(Integer::intValue).toArray()));
     }
 
     public SqlCall setString(String name, String value) throws SQLException {
@@ -94,7 +86,7 @@ public final class SqlCall implements AutoCloseable {
     public SqlCall setInstant(String name, Instant value) throws SQLException {
         for (int i : positions(name)) {
             if (value == null) {
-                ps.setNull(offset + i + 1, Types.TIMESTAMP_WITH_TIMEZONE);
+                ps.setNull(offset + i + 1, Types.TIMESTAMP);
             } else {
                 ps.setTimestamp(offset + i + 1, Timestamp.from(value));
             }

@@ -11,13 +11,11 @@ import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.Sql;
-import java.sql.Array;
+import dev.baton.internal.db.SqlCall;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
-import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -86,23 +84,23 @@ public final class JobStore {
 
     public EnqueueResult enqueueOne(Connection c, Encoded e) throws SQLException {
         Encoded r = e;
-        try (PreparedStatement ps = c.prepareStatement(sql.get("enqueue"))) {
-            ps.setString(1, r.queue());
-            ps.setString(2, r.kind());
-            ps.setString(3, e.payloadJson());
-            ps.setInt(4, r.priority());
-            ps.setTimestamp(5, r.runAt() == null ? null : Timestamp.from(r.runAt()));
-            ps.setLong(6, r.delay().toMillis());
-            ps.setInt(7, r.maxAttempts());
-            setNullableLong(ps, 8, r.timeout() == null ? null : r.timeout().toMillis());
-            ps.setString(9, r.concurrencyKey());
-            ps.setString(10, r.idempotencyKey());
-            ps.setString(11, channel);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (rs.next()) {
-                    metrics.jobsEnqueued(r.queue(), r.kind(), 1);
-                    return new EnqueueResult(rs.getLong(1), true);
-                }
+        try (SqlCall q = sql.prepare(c, "enqueue")
+                .setString("queue", r.queue())
+                .setString("kind", r.kind())
+                .setString("payload", e.payloadJson())
+                .setInt("priority", r.priority())
+                .setInstant("run_at", r.runAt())
+                .setLong("delay_ms", r.delay().toMillis())
+                .setInt("max_attempts", r.maxAttempts())
+                .setLongOrNull(
+                        "timeout_ms", r.timeout() == null ? null : r.timeout().toMillis())
+                .setString("concurrency_key", r.concurrencyKey())
+                .setString("idempotency_key", r.idempotencyKey())
+                .setString("channel", channel)) {
+            ResultSet rs = q.query();
+            if (rs.next()) {
+                metrics.jobsEnqueued(r.queue(), r.kind(), 1);
+                return new EnqueueResult(rs.getLong(1), true);
             }
         }
         return new EnqueueResult(existing(c, List.of(r.idempotencyKey())).get(r.idempotencyKey()), false);
@@ -135,26 +133,25 @@ public final class JobStore {
         }
         List<Long> createdIds = new ArrayList<>();
         Map<String, Long> createdByKey = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("enqueue_batch"))) {
-            ps.setArray(1, c.createArrayOf("text", queues));
-            ps.setArray(2, c.createArrayOf("text", kinds));
-            ps.setArray(3, c.createArrayOf("text", payloads));
-            ps.setArray(4, c.createArrayOf("int2", priorities));
-            ps.setArray(5, c.createArrayOf("timestamptz", runAts));
-            ps.setArray(6, c.createArrayOf("int8", delays));
-            ps.setArray(7, c.createArrayOf("int4", maxAttempts));
-            ps.setArray(8, c.createArrayOf("int8", timeouts));
-            ps.setArray(9, c.createArrayOf("text", concurrencyKeys));
-            ps.setArray(10, c.createArrayOf("text", idempotencyKeys));
-            ps.setString(11, channel);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    long id = rs.getLong(1);
-                    String key = rs.getString(2);
-                    createdIds.add(id);
-                    if (key != null) {
-                        createdByKey.put(key, id);
-                    }
+        try (SqlCall q = sql.prepare(c, "enqueue_batch")
+                .setArray("queues", "text", queues)
+                .setArray("kinds", "text", kinds)
+                .setArray("payloads", "text", payloads)
+                .setArray("priorities", "int2", priorities)
+                .setArray("run_ats", "timestamptz", runAts)
+                .setArray("delays_ms", "int8", delays)
+                .setArray("max_attempts", "int4", maxAttempts)
+                .setArray("timeouts_ms", "int8", timeouts)
+                .setArray("concurrency_keys", "text", concurrencyKeys)
+                .setArray("idempotency_keys", "text", idempotencyKeys)
+                .setString("channel", channel)) {
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                long id = rs.getLong(1);
+                String key = rs.getString(2);
+                createdIds.add(id);
+                if (key != null) {
+                    createdByKey.put(key, id);
                 }
             }
         }
@@ -187,12 +184,10 @@ public final class JobStore {
 
     private Map<String, Long> existing(Connection c, List<String> keys) throws SQLException {
         Map<String, Long> out = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("find_by_keys"))) {
-            ps.setArray(1, c.createArrayOf("text", keys.toArray(new String[0])));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.put(rs.getString(2), rs.getLong(1));
-                }
+        try (SqlCall q = sql.prepare(c, "find_by_keys").setArray("keys", "text", keys.toArray(new String[0]))) {
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                out.put(rs.getString(2), rs.getLong(1));
             }
         }
         for (String k : keys) {
@@ -212,16 +207,15 @@ public final class JobStore {
      */
     public List<Claimed> claim(Connection c, String queue, String[] kinds, int limit, long jobLeaseMs, String nodeId)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("claim"))) {
-            ps.setString(1, queue);
-            ps.setArray(2, c.createArrayOf("text", kinds));
-            ps.setString(3, queue);
-            ps.setInt(4, limit * 2);
-            ps.setInt(5, limit);
-            ps.setLong(6, jobLeaseMs);
-            ps.setString(7, nodeId);
+        try (SqlCall q = sql.prepare(c, "claim")
+                .setString("queue", queue)
+                .setArray("kinds", "text", kinds)
+                .setInt("candidates", limit * 2)
+                .setInt("limit", limit)
+                .setLong("job_lease_ms", jobLeaseMs)
+                .setString("node_id", nodeId)) {
             List<Claimed> out = new ArrayList<>(limit);
-            try (ResultSet rs = ps.executeQuery()) {
+            try (ResultSet rs = q.query()) {
                 while (rs.next()) {
                     long timeout = rs.getLong("timeout_ms");
                     Long timeoutMs = rs.wasNull() ? null : timeout;
@@ -269,12 +263,11 @@ public final class JobStore {
     public Map<Long, Beat> heartbeat(Connection c, long jobLeaseMs, long[] ids, long[] tokens, long timeoutMs)
             throws SQLException {
         Map<Long, Beat> out = new HashMap<>();
-        try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("heartbeat"), timeoutMs)) {
-            int o = Jdbc.boundOffset(timeoutMs);
-            ps.setArray(1 + o, longs(c, ids));
-            ps.setArray(2 + o, longs(c, tokens));
-            ps.setLong(3 + o, jobLeaseMs);
-            try (ResultSet rs = Jdbc.executeBounded(ps, timeoutMs)) {
+        try (SqlCall q = sql.prepareBounded(c, "heartbeat", timeoutMs)
+                .setArray("ids", "int8", boxed(ids))
+                .setArray("tokens", "int8", boxed(tokens))
+                .setLong("job_lease_ms", jobLeaseMs)) {
+            try (ResultSet rs = q.query()) {
                 while (rs.next()) {
                     boolean extended = rs.getBoolean(3);
                     out.put(
@@ -295,12 +288,8 @@ public final class JobStore {
     }
 
     public boolean fenceAttempt(Connection tx, long id, long token) throws SQLException {
-        try (PreparedStatement ps = tx.prepareStatement(sql.get("fence_attempt"))) {
-            ps.setLong(1, id);
-            ps.setLong(2, token);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
-            }
+        try (SqlCall q = sql.prepare(tx, "fence_attempt").setLong("id", id).setLong("token", token)) {
+            return q.query().next();
         }
     }
 
@@ -309,16 +298,15 @@ public final class JobStore {
             Connection c, long[] ids, long[] tokens, String[] errors, Long[] delaysMs, String[] outcomes)
             throws SQLException {
         Map<Long, String> out = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("fail"))) {
-            ps.setArray(1, longs(c, ids));
-            ps.setArray(2, longs(c, tokens));
-            ps.setArray(3, c.createArrayOf("text", errors));
-            ps.setArray(4, c.createArrayOf("int8", delaysMs));
-            ps.setArray(5, c.createArrayOf("text", outcomes));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.put(rs.getLong(1), rs.getString(2));
-                }
+        try (SqlCall q = sql.prepare(c, "fail")
+                .setArray("ids", "int8", boxed(ids))
+                .setArray("tokens", "int8", boxed(tokens))
+                .setArray("errors", "text", errors)
+                .setArray("delays_ms", "int8", delaysMs)
+                .setArray("outcomes", "text", outcomes)) {
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                out.put(rs.getLong(1), rs.getString(2));
             }
         }
         return out;
@@ -326,65 +314,54 @@ public final class JobStore {
 
     /** Returns expired attempts to their queue (or fails them); the number of jobs rescued. */
     public int rescue(Connection c, int limit, int maxStalls, String nodeId) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("rescue"))) {
-            ps.setInt(1, limit);
-            ps.setInt(2, maxStalls);
-            ps.setInt(3, maxStalls);
-            ps.setString(4, nodeId);
-            ps.setString(5, channel());
+        try (SqlCall q = sql.prepare(c, "rescue")
+                .setInt("limit", limit)
+                .setInt("max_stalls", maxStalls)
+                .setString("node_id", nodeId)
+                .setString("channel", channel())) {
             int n = 0;
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    n++;
-                    metrics.jobRescued(
-                            rs.getString("queue"), rs.getString("kind"), "available".equals(rs.getString("state")));
-                }
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                n++;
+                metrics.jobRescued(
+                        rs.getString("queue"), rs.getString("kind"), "available".equals(rs.getString("state")));
             }
             return n;
         }
     }
 
     public int prune(Connection c, long retentionMs, int limit) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("prune"))) {
-            ps.setLong(1, retentionMs);
-            ps.setInt(2, limit);
-            return ps.executeUpdate();
+        try (SqlCall q =
+                sql.prepare(c, "prune").setLong("retention_ms", retentionMs).setInt("limit", limit)) {
+            return q.update();
         }
     }
 
     // ---------------------------------------------------------------- operations
 
     public Optional<JobState> cancel(Connection c, long id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("cancel"))) {
-            ps.setLong(1, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(state(rs.getString(1))) : Optional.empty();
-            }
+        try (SqlCall q = sql.prepare(c, "cancel").setLong("id", id)) {
+            ResultSet rs = q.query();
+            return rs.next() ? Optional.of(state(rs.getString(1))) : Optional.empty();
         }
     }
 
     public boolean retry(Connection c, long id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("retry"))) {
-            ps.setLong(1, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
-            }
+        try (SqlCall q = sql.prepare(c, "retry").setLong("id", id)) {
+            return q.query().next();
         }
     }
 
     public void setPaused(Connection c, String queue, boolean paused) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("set_paused"))) {
-            ps.setString(1, queue);
-            ps.setBoolean(2, paused);
-            ps.executeUpdate();
+        try (SqlCall q = sql.prepare(c, "set_paused").setString("queue", queue).setBoolean("paused", paused)) {
+            q.update();
         }
     }
 
     public Optional<JobInfo> get(Connection c, long id, java.util.function.Function<String, List<JobError>> errors)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("get"))) {
-            ps.setLong(1, id);
-            try (ResultSet rs = ps.executeQuery()) {
+        try (SqlCall q = sql.prepare(c, "get").setLong("id", id)) {
+            try (ResultSet rs = q.query()) {
                 if (!rs.next()) {
                     return Optional.empty();
                 }
@@ -413,8 +390,8 @@ public final class JobStore {
     /** Depth by queue, on the partial indexes of unfinished jobs. */
     public List<QueueStats> stats(Connection c) throws SQLException {
         List<QueueStats> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("queue_stats"));
-                ResultSet rs = ps.executeQuery()) {
+        try (SqlCall q = sql.prepare(c, "queue_stats");
+                ResultSet rs = q.query()) {
             while (rs.next()) {
                 out.add(new QueueStats(
                         rs.getString("queue"),
@@ -430,8 +407,8 @@ public final class JobStore {
     /** Finished jobs by queue and state (reads every finished row kept). */
     public List<FinishedStats> finishedStats(Connection c) throws SQLException {
         Map<String, long[]> counts = new LinkedHashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(sql.get("finished_stats"));
-                ResultSet rs = ps.executeQuery()) {
+        try (SqlCall q = sql.prepare(c, "finished_stats");
+                ResultSet rs = q.query()) {
             while (rs.next()) {
                 long[] byState = counts.computeIfAbsent(rs.getString("queue"), k -> new long[JobState.values().length]);
                 byState[state(rs.getString("state")).ordinal()] = rs.getLong("n");
@@ -448,16 +425,14 @@ public final class JobStore {
      * node handles (the caller's {@code ownKinds} always count as handled); returns how many.
      */
     public int failUnhandled(Connection c, Collection<String> ownKinds, long timeoutMs, int limit) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.get("fail_unhandled"))) {
-            ps.setArray(1, c.createArrayOf("text", ownKinds.toArray()));
-            ps.setLong(2, timeoutMs);
-            ps.setInt(3, limit);
-            ps.setLong(4, timeoutMs);
+        try (SqlCall q = sql.prepare(c, "fail_unhandled")
+                .setArray("own_kinds", "text", ownKinds.toArray())
+                .setLong("timeout_ms", timeoutMs)
+                .setInt("limit", limit)) {
             int n = 0;
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    n++;
-                }
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                n++;
             }
             return n;
         }
@@ -465,32 +440,23 @@ public final class JobStore {
 
     private List<Long> idList(Connection c, String statement, long[] ids, long[] tokens) throws SQLException {
         List<Long> out = new ArrayList<>(ids.length);
-        try (PreparedStatement ps = c.prepareStatement(sql.get(statement))) {
-            ps.setArray(1, longs(c, ids));
-            ps.setArray(2, longs(c, tokens));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(rs.getLong(1));
-                }
+        try (SqlCall q = sql.prepare(c, statement)
+                .setArray("ids", "int8", boxed(ids))
+                .setArray("tokens", "int8", boxed(tokens))) {
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                out.add(rs.getLong(1));
             }
         }
         return out;
     }
 
-    private static Array longs(Connection c, long[] values) throws SQLException {
-        Long[] boxed = new Long[values.length];
+    private static Long[] boxed(long[] values) {
+        Long[] out = new Long[values.length];
         for (int i = 0; i < values.length; i++) {
-            boxed[i] = values[i];
+            out[i] = values[i];
         }
-        return c.createArrayOf("int8", boxed);
-    }
-
-    private static void setNullableLong(PreparedStatement ps, int i, Long v) throws SQLException {
-        if (v == null) {
-            ps.setNull(i, Types.BIGINT);
-        } else {
-            ps.setLong(i, v);
-        }
+        return out;
     }
 
     public static Duration ms(long v) {

@@ -33,12 +33,12 @@ class SqlTest extends DbTest {
     void aNameUsedTwiceIsBoundOnceAndAnUnboundOrUnknownNameFailsBeforeTheDatabaseSeesIt() throws Exception {
         Sql.Parsed p = Sql.parse("t", "SELECT :a::bigint + :b::bigint + :a::bigint");
         try (Connection c = appPool.getConnection()) {
-            try (SqlCall q = new SqlCall("t", c.prepareStatement(p.jdbc()), p.params(), 0, 0)) {
+            try (SqlCall q = new SqlCall("t", c.prepareStatement(p.jdbc()), p.positions(), 0, 0)) {
                 ResultSet rs = q.setLong("a", 1).setLong("b", 10).query();
                 assertThat(rs.next()).isTrue();
                 assertThat(rs.getLong(1)).isEqualTo(12);
             }
-            try (SqlCall q = new SqlCall("t", c.prepareStatement(p.jdbc()), p.params(), 0, 0)) {
+            try (SqlCall q = new SqlCall("t", c.prepareStatement(p.jdbc()), p.positions(), 0, 0)) {
                 q.setLong("a", 1);
                 assertThatThrownBy(q::query)
                         .isInstanceOf(IllegalStateException.class)
