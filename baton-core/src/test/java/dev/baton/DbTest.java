@@ -30,7 +30,7 @@ public abstract class DbTest {
     static final BatonPostgres PG = new BatonPostgres();
 
     /** Timeouts for awaiting outcomes; scaled by -Dbaton.test.timeoutScale on slow machines. */
-    static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(20));
+    protected static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(20));
 
     protected String schema;
     /** The test's own pool (auto-commit, the server's defaults): setup, reads and writes of the test. */

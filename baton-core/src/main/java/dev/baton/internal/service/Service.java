@@ -126,14 +126,19 @@ public abstract class Service {
                     log.warn("{}: a pass failed; retrying", name, e);
                     wait = RETRY_AFTER_FAILURE_NANOS;
                 }
-                await(wait);
+                awaitNextPass(wait);
             }
         } catch (RuntimeException | Error e) {
             log.error("{} died", name, e);
         }
     }
 
-    private void await(long nanos) {
+    /**
+     * Waits up to {@code nanos} before the next pass, ending early on {@link #wake()} or {@link #stop()}.
+     * A service woken by something else (a notification subscription) overrides this and ends its wait from
+     * {@link #onStopRequested()} too.
+     */
+    protected void awaitNextPass(long nanos) {
         synchronized (signal) {
             long deadline = ticker.getAsLong() + nanos;
             long left = nanos;

@@ -1,12 +1,18 @@
 package dev.baton.internal.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.Baton;
+import dev.baton.BatonMetrics;
 import dev.baton.DbTest;
+import dev.baton.JobHandler;
 import dev.baton.JobRequest;
 import dev.baton.JobState;
 import dev.baton.Jobs;
+import dev.baton.RetryPolicy;
+import dev.baton.WorkerConfig;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.job.RunningAttempt.StopReason;
 import dev.baton.internal.notify.Notifier;
@@ -18,9 +24,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The worker's services one at a time: each test builds one service on a real database and calls its
@@ -118,6 +126,130 @@ class JobServicesTest extends DbTest {
         clock.addAndGet(LEASE.toNanos() / 2);
         heartbeater.runOnce();
         assertThat(kept.stopReason).isEqualTo(StopReason.DEADLINE);
+    }
+
+    /**
+     * Seen failing: with the producer claiming its whole concurrency instead of its free slots, the second
+     * pass blocked on a slot (the timeout ends the test); with the executor freeing a slot as soon as the
+     * handler returned (not once the outcome is recorded), the slots were free before the completer ran.
+     */
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a blocked claim ignores interrupts
+    void theProducerClaimsOnlyIntoFreeSlotsAndClaimsAgainOnceAnOutcomeIsRecorded() throws Exception {
+        JobStore store = new JobStore(schema);
+        for (int i = 0; i < 3; i++) {
+            jobs().enqueue(JobRequest.of("k", Map.of("i", i)));
+        }
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger ran = new AtomicInteger();
+        Map<String, Worker.Registration<?>> handlers = Map.of(
+                "k",
+                new Worker.Registration<>(
+                        "k",
+                        Map.class,
+                        (payload, ctx) -> {
+                            ran.incrementAndGet();
+                            release.await();
+                        },
+                        RetryPolicy.DEFAULT));
+        WorkerConfig config = WorkerConfig.builder().queue("default", 2).build();
+        Db db = Db.of(appPool);
+        JobCompleter completer = new JobCompleter(db, store, Hooks.NONE, System::nanoTime);
+        JobExecutor executor = new JobExecutor(
+                handlers,
+                "n1",
+                new JacksonCodec(new ObjectMapper()),
+                completer,
+                Hooks.NONE,
+                System::nanoTime,
+                BatonMetrics.NONE);
+        Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
+        JobHeartbeater heartbeater =
+                new JobHeartbeater(running, appPool, store, Hooks.NONE, LEASE, Duration.ofSeconds(5), System::nanoTime);
+        closeLater((AutoCloseable) heartbeater::afterLastPass);
+        JobProducer producer = new JobProducer(
+                "default",
+                2,
+                db,
+                store,
+                new String[] {"k"},
+                config,
+                "n1",
+                Notifier.polling(),
+                Hooks.NONE,
+                System::nanoTime,
+                running,
+                executor,
+                heartbeater);
+        closeLater((AutoCloseable) producer::afterLastPass); // never started: only its handler threads to end
+
+        assertThat(producer.runOnce()).as("a full claim: claim again at once").isZero();
+        assertThat(runningJobs()).isEqualTo(2);
+        assertThat(producer.runOnce()).as("no free slot: wait, claim nothing").isPositive();
+        assertThat(runningJobs()).isEqualTo(2);
+
+        release.countDown();
+        await().atMost(WAIT).until(() -> completer.pending() == 2); // both handlers returned
+        assertThat(running)
+                .as("slots stay taken until the outcomes are recorded")
+                .hasSize(2);
+        completer.runOnce();
+        assertThat(running).isEmpty();
+
+        producer.runOnce();
+        await().atMost(WAIT).until(() -> completer.pending() == 1);
+        completer.runOnce();
+        assertThat(ran).hasValue(3);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'"))
+                .isEqualTo(3);
+    }
+
+    @Test
+    void theExecutorMapsHowAHandlerEndedToTheOutcomeItQueues() throws Exception {
+        JobStore store = new JobStore(schema);
+        List<JobStore.Claimed> claimed = claim(store, 3);
+        Map<String, Worker.Registration<?>> handlers = Map.of(
+                "k",
+                new Worker.Registration<>(
+                        "k",
+                        Map.class,
+                        (payload, ctx) -> {
+                            int i = ((Number) ((Map<?, ?>) payload).get("i")).intValue();
+                            if (i == 1) {
+                                throw new IllegalStateException("boom " + i);
+                            }
+                            if (i == 2) {
+                                throw new JobHandler.PermanentFailure("never " + i);
+                            }
+                        },
+                        RetryPolicy.DEFAULT));
+        JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
+        JobExecutor executor = new JobExecutor(
+                handlers,
+                "n1",
+                new JacksonCodec(new ObjectMapper()),
+                completer,
+                Hooks.NONE,
+                System::nanoTime,
+                BatonMetrics.NONE);
+        AtomicInteger freed = new AtomicInteger();
+        for (JobStore.Claimed job : claimed) {
+            RunningAttempt a = new RunningAttempt(job, System.nanoTime(), LEASE, Db.of(appPool), store, Hooks.NONE);
+            assertThat(executor.execute(a, freed::incrementAndGet, null)).isTrue();
+        }
+        assertThat(completer.pending()).isEqualTo(3);
+        completer.runOnce();
+
+        assertThat(freed).hasValue(3);
+        assertThat(state(claimed.get(0).id())).isEqualTo(JobState.SUCCEEDED);
+        assertThat(state(claimed.get(1).id())).as("retried later").isEqualTo(JobState.AVAILABLE);
+        assertThat(jobs().get(claimed.get(1).id()).orElseThrow().errors().get(0).message())
+                .isEqualTo("boom 1");
+        assertThat(state(claimed.get(2).id())).isEqualTo(JobState.FAILED);
+    }
+
+    private long runningJobs() throws SQLException {
+        return count("SELECT count(*) FROM " + schema + ".job WHERE state = 'running' AND claimed_by = 'n1'");
     }
 
     private static JobStore.Claimed stale(JobStore.Claimed c) {

@@ -1,0 +1,205 @@
+package dev.baton.internal.job;
+
+import dev.baton.AttemptLostException;
+import dev.baton.BatonMetrics;
+import dev.baton.JobHandler;
+import dev.baton.PayloadCodec;
+import dev.baton.RetryPolicy;
+import dev.baton.UnknownOutcomeException;
+import dev.baton.internal.job.RunningAttempt.StopReason;
+import dev.baton.internal.job.Worker.Registration;
+import dev.baton.internal.notify.Notifier;
+import dev.baton.internal.service.Hooks;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs claimed attempts on the calling (handler) thread: decodes the payload, calls the handler, maps
+ * how it ended (returned, threw, was stopped for a drain, a timeout, a cancellation or a lost lease) to
+ * the outcome to record, reports it to the metrics and hands it to the completer. Writes nothing itself.
+ */
+public final class JobExecutor {
+    private static final Logger log = LoggerFactory.getLogger(JobExecutor.class);
+
+    private final Map<String, Registration<?>> handlers;
+    private final String nodeId;
+    private final PayloadCodec codec;
+    private final JobCompleter completer;
+    private final Hooks hooks;
+    private final LongSupplier ticker;
+    private final BatonMetrics metrics;
+
+    public JobExecutor(
+            Map<String, Registration<?>> handlers,
+            String nodeId,
+            PayloadCodec codec,
+            JobCompleter completer,
+            Hooks hooks,
+            LongSupplier ticker,
+            BatonMetrics metrics) {
+        this.handlers = Map.copyOf(handlers);
+        this.nodeId = nodeId;
+        this.codec = codec;
+        this.completer = completer;
+        this.hooks = hooks;
+        this.ticker = ticker;
+        this.metrics = metrics;
+    }
+
+    /**
+     * Runs one attempt on the calling thread and queues its outcome. Returns true if the outcome was
+     * queued with {@code freeSlot} to run once it is recorded (and {@code claimer} to signal then): until
+     * then the attempt keeps its slot and stays in the heartbeat, so a slow completer can neither let the
+     * node claim without bound nor let a finished job's lease expire (which would run it again). False: no
+     * outcome will be recorded, and the caller frees the slot now.
+     */
+    public boolean execute(RunningAttempt a, Runnable freeSlot, Notifier.Subscription claimer) {
+        a.thread = Thread.currentThread();
+        AttemptOutcome outcome;
+        long started = ticker.getAsLong();
+        try {
+            if (a.stopReason != null) {
+                return false; // drained or lost before it started
+            }
+            outcome = runHandler(a);
+        } finally {
+            a.finish();
+            Thread.interrupted(); // never leak an interrupt into the next job on this thread
+        }
+        Duration ran = Duration.ofNanos(ticker.getAsLong() - started);
+        StopReason stop = a.stopReason;
+        if (stop != null
+                && !a.completedInTransaction
+                && !(a.finishedUnaware
+                        && outcome != null
+                        && outcome.kind == AttemptOutcome.Kind.SUCCESS
+                        && stop != StopReason.LOST
+                        && stop != StopReason.DEADLINE)) {
+            // A handler that returned without having seen the stop finished its work before noticing: its
+            // success stands (above). One that saw it, or threw, ends as the stop says.
+            outcome = switch (stop) {
+                case CANCEL_REQUESTED ->
+                    AttemptOutcome.cancel(a.job, error(a, "Cancelled", "cancellation requested", null));
+                case TIMEOUT ->
+                    retryOrFail(
+                            a,
+                            error(
+                                    a,
+                                    "Timeout",
+                                    "the handler ran longer than the job's timeout ("
+                                            + Duration.ofMillis(a.job.timeoutMs()) + ")",
+                                    null));
+                // The handler has returned: give the job back to other nodes, not counted as an attempt.
+                case DRAIN -> AttemptOutcome.release(a.job);
+                // The attempt could not prove it still owned the job: write nothing.
+                case LOST, DEADLINE -> null;
+            };
+        }
+        report(a, outcome, ran);
+        if (outcome == null) {
+            return false;
+        }
+        outcome.free = freeSlot;
+        outcome.wake = claimer;
+        completer.add(outcome);
+        return true;
+    }
+
+    /** Reports how the attempt ended (as decided here; the recording follows in the completer). */
+    private void report(RunningAttempt a, AttemptOutcome outcome, Duration ran) {
+        BatonMetrics.JobOutcome reported;
+        if (a.completedInTransaction) {
+            reported = BatonMetrics.JobOutcome.SUCCEEDED;
+        } else if (outcome != null) {
+            reported = switch (outcome.kind) {
+                case SUCCESS -> BatonMetrics.JobOutcome.SUCCEEDED;
+                case RETRY ->
+                    a.job.attempt() < a.job.maxAttempts()
+                            ? BatonMetrics.JobOutcome.RETRIED
+                            : BatonMetrics.JobOutcome.FAILED;
+                case FAIL -> BatonMetrics.JobOutcome.FAILED;
+                case CANCEL -> BatonMetrics.JobOutcome.CANCELLED;
+                case RELEASE -> BatonMetrics.JobOutcome.RELEASED;
+            };
+        } else if (a.stopReason == StopReason.LOST || a.stopReason == StopReason.DEADLINE) {
+            reported = BatonMetrics.JobOutcome.SELF_STOPPED;
+        } else if (a.stopReason == StopReason.DRAIN) {
+            reported = BatonMetrics.JobOutcome.RELEASED;
+        } else {
+            return; // unknown outcome of its own transaction: the job tells later
+        }
+        metrics.jobFinished(a.job.queue(), a.job.kind(), reported, ran);
+    }
+
+    AttemptOutcome runHandler(RunningAttempt a) {
+        Registration<?> reg = handlers.get(a.job.kind());
+        if (reg == null) {
+            // Retryable: in a mixed-version rollout another node may know this kind.
+            return retryOrFail(
+                    a,
+                    error(
+                            a,
+                            "UnknownJobKind",
+                            "no handler for job kind '" + a.job.kind() + "' on node '" + nodeId + "' (registered here: "
+                                    + handlers.keySet() + ")",
+                            null));
+        }
+        Object payload;
+        try {
+            payload = codec.decode(a.job.payloadJson(), reg.type());
+        } catch (Exception e) {
+            return AttemptOutcome.fail(
+                    a.job,
+                    error(
+                            a,
+                            "UndecodablePayload",
+                            "payload of job " + a.job.id() + " cannot be decoded " + "as "
+                                    + reg.type().getName() + ": " + e.getMessage(),
+                            e));
+        }
+        try {
+            hooks.reach(Hooks.Points.JOB_BEFORE_HANDLER);
+            reg.invoke(payload, a);
+            // Returned normally. If a stop arrived meanwhile, did the handler see it? Not if it never found
+            // isCancelled() true nor awaitCancellation() returning early, and the interrupt is still pending.
+            a.finishedUnaware = !a.observedStop && Thread.currentThread().isInterrupted();
+            return a.completedInTransaction ? null : AttemptOutcome.success(a.job);
+        } catch (JobHandler.PermanentFailure e) {
+            return a.completedInTransaction ? null : AttemptOutcome.fail(a.job, error(a, e));
+        } catch (UnknownOutcomeException | AttemptLostException e) {
+            // The completion may or may not have committed, or the attempt is stale: write nothing;
+            // if it did not commit, the lease expires and the job is rescued and run again.
+            log.warn("job {} attempt {}: {}", a.job.id(), a.job.attempt(), e.getMessage());
+            return null;
+        } catch (Throwable e) {
+            if (a.completedInTransaction) {
+                return null;
+            }
+            return retryOrFail(a, error(a, e));
+        }
+    }
+
+    private AttemptOutcome retryOrFail(RunningAttempt a, String error) {
+        Registration<?> reg = handlers.get(a.job.kind());
+        RetryPolicy policy = reg == null ? RetryPolicy.DEFAULT : reg.retry();
+        return AttemptOutcome.retry(
+                a.job, error, policy.delayAfter(a.job.attempt()).toMillis());
+    }
+
+    private String error(RunningAttempt a, Throwable e) {
+        String message;
+        try {
+            message = String.valueOf(e.getMessage());
+        } catch (RuntimeException broken) {
+            message = "(getMessage() threw " + broken + ")";
+        }
+        return error(a, e.getClass().getName(), message, e);
+    }
+
+    private String error(RunningAttempt a, String errorClass, String message, Throwable e) {
+        return JobErrors.json(a.job.attempt(), nodeId, errorClass, message, e);
+    }
+}

@@ -1,0 +1,281 @@
+package dev.baton.internal.job;
+
+import dev.baton.WorkerConfig;
+import dev.baton.internal.db.Db;
+import dev.baton.internal.notify.Notifier;
+import dev.baton.internal.service.Hooks;
+import dev.baton.internal.service.Service;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One queue's producer: claims jobs into the queue's free slots (at most its concurrency) and hands them
+ * to the queue's handler threads, which run them through the {@link JobExecutor}. Its pass claims once
+ * and says when to claim again: at once after a full claim (more are likely ready, so it first waits a
+ * moment for half the slots to free up, so that claims come in batches), else after the poll interval
+ * (five times longer while LISTEN wakes it for every enqueue). Enqueue notifications and freed slots end
+ * its wait early.
+ */
+public final class JobProducer extends Service {
+    private static final Logger log = LoggerFactory.getLogger(JobProducer.class);
+    /** How long a producer waits for half its slots to free up after a full claim. */
+    public static final long CLAIM_COALESCE_NANOS = 2_000_000L;
+    /** How long a producer that no longer claims waits between passes (until it is stopped). */
+    private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final String queue;
+    private final int concurrency;
+    private final Db db;
+    private final JobStore store;
+    private final String[] kinds;
+    private final WorkerConfig config;
+    private final String nodeId;
+    private final Notifier notifier;
+    private final Hooks hooks;
+    private final Map<Long, RunningAttempt> running;
+    private final JobExecutor executor;
+    private final JobHeartbeater heartbeater;
+
+    private final Semaphore slots;
+    private final ExecutorService handlersPool;
+    private final Notifier.Subscription wake;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    /** Claimed attempts waiting for a handler thread. */
+    private final ConcurrentLinkedQueue<RunningAttempt> ready = new ConcurrentLinkedQueue<>();
+    /** Handler threads taking ready attempts (or about to). */
+    private final AtomicInteger drainers = new AtomicInteger();
+    /** 1 while a started handler thread has not yet taken its first ready attempt. */
+    private final AtomicInteger starting = new AtomicInteger();
+    /** Held while a claim statement runs; stopClaiming takes it to wait out a claim in flight. */
+    private final Object claimLock = new Object();
+    /** Names the claim in an unknown-outcome message (built once, not per claim). */
+    private final String claimWhat;
+    /** Free slots that make a claim worth it right after a full one. */
+    private final int coalesce;
+
+    private volatile boolean claiming = true;
+    /** The last claim filled every free slot. Service thread only. */
+    private boolean more;
+
+    public JobProducer(
+            String queue,
+            int concurrency,
+            Db db,
+            JobStore store,
+            String[] kinds,
+            WorkerConfig config,
+            String nodeId,
+            Notifier notifier,
+            Hooks hooks,
+            LongSupplier ticker,
+            Map<Long, RunningAttempt> running,
+            JobExecutor executor,
+            JobHeartbeater heartbeater) {
+        super("baton-claim-" + queue, ticker);
+        this.queue = queue;
+        this.concurrency = concurrency;
+        this.db = db;
+        this.store = store;
+        this.kinds = kinds;
+        this.config = config;
+        this.nodeId = nodeId;
+        this.notifier = notifier;
+        this.hooks = hooks;
+        this.running = running;
+        this.executor = executor;
+        this.heartbeater = heartbeater;
+        this.slots = new Semaphore(concurrency);
+        this.claimWhat = "a claim from queue '" + queue + "'";
+        this.coalesce = Math.max(1, Math.min(concurrency / 2, 32));
+        AtomicInteger n = new AtomicInteger();
+        this.handlersPool = Executors.newFixedThreadPool(concurrency, r -> {
+            Thread t = new Thread(r, "baton-job-" + queue + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.wake = notifier.subscribe(store.channel(), queue);
+    }
+
+    /** One claim into the free slots; returns how long to wait before the next. */
+    @Override
+    protected long runOnce() {
+        if (!claiming) {
+            return IDLE_NANOS;
+        }
+        int free = slots.availablePermits();
+        if (more && free < coalesce) {
+            // Real time, not the (test-controllable) ticker: a throughput heuristic, not a lease bound.
+            long until = System.nanoTime() + CLAIM_COALESCE_NANOS;
+            long left;
+            while (claiming
+                    && isRunning()
+                    && (free = slots.availablePermits()) < coalesce
+                    && (left = until - System.nanoTime()) > 0) {
+                wake.await(left);
+            }
+            free = slots.availablePermits();
+        }
+        int claimed = 0;
+        if (free > 0) {
+            synchronized (claimLock) {
+                if (!claiming) {
+                    return IDLE_NANOS;
+                }
+                try {
+                    claimed = claimOnce(free);
+                } catch (SQLException | RuntimeException e) {
+                    log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
+                }
+            }
+        }
+        // With LISTEN active, enqueues wake us at once; polling is only the safety net.
+        long poll = config.pollInterval().toNanos() * (notifier.listening() ? 5 : 1);
+        if (free == 0 && more) {
+            return jitter(poll); // every slot busy: wait for one, then coalesce again
+        }
+        more = claimed > 0 && claimed == free;
+        return more ? 0 : jitter(poll);
+    }
+
+    @Override
+    protected void awaitNextPass(long nanos) {
+        if (nanos > 0) {
+            wake.await(nanos);
+        }
+    }
+
+    @Override
+    protected void onStopRequested() {
+        wake.signal();
+    }
+
+    @Override
+    protected void afterLastPass() {
+        handlersPool.shutdownNow();
+        wake.close();
+    }
+
+    /** Claims up to {@code free} jobs and starts them; returns how many. */
+    int claimOnce(int free) throws SQLException {
+        hooks.reach(Hooks.Points.JOB_BEFORE_CLAIM);
+        long send = ticker.getAsLong();
+        List<JobStore.Claimed> jobs;
+        try {
+            jobs = db.call(
+                    claimWhat,
+                    c -> store.claim(c, queue, kinds, free, config.jobLease().toMillis(), nodeId));
+        } catch (JobStore.KeyRaceLost e) {
+            jobs = List.of();
+        }
+        boolean watchTimeout = false;
+        for (JobStore.Claimed job : jobs) {
+            slots.acquireUninterruptibly();
+            inFlight.incrementAndGet();
+            RunningAttempt a = new RunningAttempt(job, send, config.jobLease(), db, store, hooks);
+            running.put(job.id(), a);
+            watchTimeout |= a.hasTimeout;
+            ready.add(a);
+        }
+        if (watchTimeout) {
+            heartbeater.wake(); // the heartbeater must watch these timeouts
+        }
+        startDrainer();
+        hooks.reach(Hooks.Points.JOB_CLAIMED);
+        return jobs.size();
+    }
+
+    /**
+     * Starts one more handler thread on the ready attempts unless one is already on its way, so a claim
+     * wakes one thread, not one per job: each thread that takes an attempt while more are ready starts the
+     * next, and every thread takes ready attempts until none are left. Threads running long handlers thus
+     * never hold up ready attempts while a pool thread is idle (each is at most one thread start behind),
+     * and short handlers are run back to back by the threads already awake.
+     */
+    private void startDrainer() {
+        if (ready.isEmpty() || starting.get() > 0 || drainers.get() >= concurrency || !starting.compareAndSet(0, 1)) {
+            return;
+        }
+        drainers.incrementAndGet();
+        try {
+            handlersPool.execute(this::drain);
+        } catch (RejectedExecutionException e) {
+            // Shutting down: attempts not started were released by the worker's stop.
+            drainers.decrementAndGet();
+            starting.set(0);
+        }
+    }
+
+    /** A handler thread: runs ready attempts until none are left. */
+    private void drain() {
+        starting.set(0);
+        while (true) {
+            RunningAttempt a = ready.poll();
+            if (a == null) {
+                drainers.decrementAndGet();
+                // An attempt added after the poll saw either this thread still counted (and is
+                // taken here) or the lower count (and its claimer started a thread).
+                if (ready.isEmpty()) {
+                    return;
+                }
+                drainers.incrementAndGet();
+                continue;
+            }
+            startDrainer();
+            boolean handedOver = false;
+            try {
+                handedOver = executor.execute(a, () -> free(a, false), wake);
+            } catch (RuntimeException e) {
+                log.error("job {} attempt {}: unexpected failure around its handler", a.job.id(), a.job.attempt(), e);
+            } catch (Error e) {
+                drainers.decrementAndGet();
+                free(a, true);
+                startDrainer();
+                throw e;
+            }
+            if (!handedOver) {
+                free(a, true);
+            }
+        }
+    }
+
+    /** The attempt's outcome is recorded (or will never be): its slot is free again. */
+    private void free(RunningAttempt a, boolean signal) {
+        running.remove(a.job.id(), a);
+        inFlight.decrementAndGet();
+        slots.release();
+        if (signal) {
+            wake.signal();
+        }
+    }
+
+    /**
+     * Stops claiming (running attempts go on). Returns once no claim statement is in flight, so a job
+     * enqueued after this returns is never claimed by this producer.
+     */
+    public void stopClaiming() {
+        claiming = false;
+        wake.signal();
+        synchronized (claimLock) {
+            // nothing to do: a claim in flight has finished, and the next one sees claiming == false
+        }
+    }
+
+    /** Waits until no attempt of this queue holds a slot, or until {@code deadlineNanos} on the ticker. */
+    public void awaitIdle(long deadlineNanos) {
+        wake.signal();
+        while (inFlight.get() > 0 && ticker.getAsLong() - deadlineNanos < 0) {
+            wake.await(Math.min(10_000_000L, Math.max(1, deadlineNanos - ticker.getAsLong())));
+        }
+    }
+}
