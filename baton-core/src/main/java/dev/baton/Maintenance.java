@@ -201,7 +201,8 @@ final class Maintenance implements LeaderTask {
         int idle = batches("pruning idle leases", c -> leases.store().pruneIdle(c, config.retention(), BATCH));
         int history = batches("pruning lease history", c -> leases.store().pruneHistory(c, config.retention(), BATCH));
         int departed = batches("pruning departed nodes", c -> nodes.store().prune(c, config.retention(), BATCH));
-        int disabled = batches("pruning disabled schedules", c -> schedules.prune(c, config.retention(), BATCH));
+        int disabled =
+                batches("pruning disabled schedules", c -> schedules.store().prune(c, config.retention(), BATCH));
         return new Pruned(finished, coord, idle, history, departed, disabled);
     }
 

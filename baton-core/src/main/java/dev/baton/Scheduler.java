@@ -5,10 +5,9 @@ import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.JobErrors;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.notify.Notifier;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
+import dev.baton.internal.schedule.ScheduleStore;
+import dev.baton.internal.schedule.ScheduleStore.Due;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -38,6 +37,7 @@ final class Scheduler implements LeaderTask {
 
     private final Db db;
     private final Schedules schedules;
+    private final ScheduleStore store;
     private final JobStore jobStore;
     private final Notifier notifier;
     private final Duration pollInterval;
@@ -60,6 +60,7 @@ final class Scheduler implements LeaderTask {
         this.db = Db.of(dataSource);
         this.ticker = ticker;
         this.schedules = schedules;
+        this.store = schedules.store();
         this.jobStore = jobStore;
         this.notifier = notifier;
         this.pollInterval = pollInterval;
@@ -147,19 +148,11 @@ final class Scheduler implements LeaderTask {
     /** Records that {@code d} could not fire; it is retried after a backoff, never in the way of the others. */
     private void failed(Due d, Exception e) throws SQLException {
         String error = e.getClass().getSimpleName() + ": " + e.getMessage();
-        Integer count = db.call("recording that schedule '" + d.name() + "' failed", c -> {
-            try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("record_failure"))) {
-                ps.setString(1, JobErrors.clean(error, 2000));
-                ps.setLong(2, pollInterval.toMillis());
-                ps.setString(3, d.name());
-                ps.setTimestamp(4, Timestamp.from(d.nextRunAt()));
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? rs.getInt(1) : null;
-                }
-            }
-        });
+        int count = db.call(
+                "recording that schedule '" + d.name() + "' failed",
+                c -> store.recordFailure(c, d.name(), d.nextRunAt(), JobErrors.clean(error, 2000), pollInterval));
         metrics.scheduleFailed(d.name());
-        if (count != null && (count <= 3 || Integer.bitCount(count) == 1)) { // 1, 2, 3, 4, 8, 16, ...: not every retry
+        if (count > 0 && (count <= 3 || Integer.bitCount(count) == 1)) { // 1, 2, 3, 4, 8, 16, ...: not every retry
             log.warn(
                     "schedule '{}' cannot fire its instant {} (failure {} in a row); retrying with a backoff, other "
                             + "schedules are unaffected: {}",
@@ -170,68 +163,12 @@ final class Scheduler implements LeaderTask {
         }
     }
 
-    private record Due(
-            String name,
-            String specKind,
-            String spec,
-            String zone,
-            String jobKind,
-            String queue,
-            String payload,
-            int priority,
-            int maxAttempts,
-            String misfire,
-            int catchUpLimit,
-            long thresholdMs,
-            boolean allowOverlap,
-            Instant nextRunAt,
-            Instant dbNow) {}
-
     private List<Due> due() throws SQLException {
-        return db.call("reading due schedules", c -> {
-            List<Due> out = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("due"))) {
-                ps.setInt(1, BATCH);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        out.add(new Due(
-                                rs.getString("name"),
-                                rs.getString("spec_kind"),
-                                rs.getString("spec"),
-                                rs.getString("time_zone"),
-                                rs.getString("job_kind"),
-                                rs.getString("job_queue"),
-                                rs.getString("job_payload"),
-                                rs.getInt("job_priority"),
-                                rs.getInt("job_max_attempts"),
-                                rs.getString("misfire_policy"),
-                                rs.getInt("catch_up_limit"),
-                                rs.getLong("misfire_threshold_ms"),
-                                rs.getBoolean("allow_overlap"),
-                                Jdbc.instant(rs, "next_run_at"),
-                                Jdbc.instant(rs, "db_now")));
-                    }
-                }
-            }
-            return out;
-        });
+        return db.call("reading due schedules", c -> store.due(c, BATCH));
     }
 
     private long untilNextDueNanos() throws SQLException {
-        return db.call("reading the next due schedule", c -> {
-            try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("next_due"));
-                    ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                Object v = rs.getObject(1);
-                if (v == null) {
-                    return Long.MAX_VALUE;
-                }
-                org.postgresql.util.PGInterval i = (org.postgresql.util.PGInterval) v;
-                double seconds =
-                        i.getDays() * 86_400.0 + i.getHours() * 3600.0 + i.getMinutes() * 60.0 + i.getSeconds();
-                return (long) (seconds * 1e9);
-            }
-        });
+        return db.call("reading the next due schedule", store::untilNextDueNanos);
     }
 
     /** Fires one schedule in one transaction; returns how many jobs it enqueued (0 if another scheduler won). */
@@ -259,7 +196,7 @@ final class Scheduler implements LeaderTask {
     /** The firing transaction: the jobs of the due instants, then the compare-and-set of next_run_at. */
     private Fired fireIn(Due d, Schedule def) throws SQLException {
         return db.transaction("firing schedule '" + d.name() + "'", c -> {
-            Instant now = Schedules.dbNow(c);
+            Instant now = store.dbNow(c);
             List<Instant> instants = new ArrayList<>();
             Instant t = d.nextRunAt();
             boolean truncated = false;
@@ -310,22 +247,15 @@ final class Scheduler implements LeaderTask {
                 }
                 lastJob = jobStore.enqueueOne(c, r.encoded(d.payload())).id();
             }
-            int advanced;
-            try (PreparedStatement ps = c.prepareStatement(schedules.sql().get("advance"))) {
-                ps.setTimestamp(1, Timestamp.from(next));
-                ps.setTimestamp(2, fire.isEmpty() ? null : Timestamp.from(fire.get(fire.size() - 1)));
-                if (lastJob == null) {
-                    ps.setNull(3, java.sql.Types.BIGINT);
-                } else {
-                    ps.setLong(3, lastJob);
-                }
-                ps.setLong(4, dropped);
-                ps.setLong(5, dropped);
-                ps.setString(6, d.name());
-                ps.setTimestamp(7, Timestamp.from(d.nextRunAt()));
-                advanced = ps.executeUpdate();
-            }
-            if (advanced == 0) {
+            boolean advanced = store.advance(
+                    c,
+                    d.name(),
+                    d.nextRunAt(),
+                    next,
+                    fire.isEmpty() ? null : fire.get(fire.size() - 1),
+                    lastJob,
+                    dropped);
+            if (!advanced) {
                 // Another scheduler fired this instant first: undo the enqueues (they would be
                 // duplicates of its, by idempotency key, but there is no reason to keep them).
                 throw new LostRace();

@@ -128,6 +128,7 @@ class ArchitectureTest {
             "job", Set.of("db", "service", "notify"),
             // a node's row declares the job kinds and settings of its worker
             "node", Set.of("db", "service", "job"),
+            "schedule", Set.of("db", "service"),
             "metrics", Set.of());
 
     @Test

@@ -31,8 +31,8 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Protections removed (in a scratch copy) and seen failing:
  * <ol>
- *   <li>the compare-and-set of firing: {@code AND next_run_at = ?} of the {@code advance} statement
- *       ({@code schedule.sql}) replaced by {@code AND ?::timestamptz IS NOT NULL}: the job count per
+ *   <li>the compare-and-set of firing: {@code AND next_run_at = :seen} of the {@code advance} statement
+ *       ({@code schedule.sql}) replaced by {@code AND :seen::timestamptz IS NOT NULL}: the job count per
  *       instant stayed one (the idempotency key deduplicated), but both racing schedulers fired and
  *       recorded the firing: {@link #S01_racingSchedulersBlockedOnTheSameInstantFireItOnce} failed
  *       (runOnce returned [2, 2], not [0, 2]) and the stress test failed on "jobs reported = jobs

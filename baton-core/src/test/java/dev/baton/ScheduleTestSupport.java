@@ -2,6 +2,7 @@ package dev.baton;
 
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.notify.Notifier;
+import dev.baton.internal.schedule.ScheduleStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -81,7 +82,7 @@ abstract class ScheduleTestSupport extends DbTest {
 
     Instant dbNow() throws SQLException {
         try (Connection c = pool.getConnection()) {
-            return Schedules.dbNow(c);
+            return new ScheduleStore(schema).dbNow(c);
         }
     }
 
