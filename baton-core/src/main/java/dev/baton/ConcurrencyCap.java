@@ -2,8 +2,6 @@ package dev.baton;
 
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.service.Hooks;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
@@ -76,36 +74,10 @@ public final class ConcurrencyCap {
                     timeout,
                     "cap '" + name + "' for key '" + key + "'",
                     tx -> {
-                        // One round trip: bounded waits for this transaction, then the lock.
-                        try (PreparedStatement ps = tx.prepareStatement(coord.sql()
-                                        .get("cap_bounds") + ";\n" + coord.sql().get("advisory_xact_lock"))) {
-                            // The lock gives up first, so a held key reads as "refused", not as "no answer".
-                            ps.setString(1, Math.max(1, bound / 2) + "ms");
-                            ps.setString(2, bound + "ms");
-                            ps.setString(3, bound + "ms");
-                            ps.setString(4, "baton.cap:" + name + ":" + key);
-                            ps.execute();
-                        }
-                        long held;
-                        try (PreparedStatement ps =
-                                tx.prepareStatement(coord.sql().get("cap_count"))) {
-                            ps.setString(1, name);
-                            ps.setString(2, key);
-                            try (ResultSet rs = ps.executeQuery()) {
-                                rs.next();
-                                held = rs.getLong(1);
-                            }
-                        }
-                        if (held >= limit) {
+                        // Bounded waits for this transaction and the key's lock (one round trip), the count,
+                        // and the slot if one is free.
+                        if (!coord.store().admit(tx, name, key, holder, limit, slotTtl, bound)) {
                             return false;
-                        }
-                        try (PreparedStatement ps =
-                                tx.prepareStatement(coord.sql().get("cap_insert"))) {
-                            ps.setString(1, name);
-                            ps.setString(2, key);
-                            ps.setString(3, holder);
-                            ps.setLong(4, slotTtl.toMillis());
-                            ps.executeUpdate();
                         }
                         coord.hooks().reach(Hooks.Points.CAP_BEFORE_COMMIT);
                         if (abandoned.get()) {
@@ -167,15 +139,10 @@ public final class ConcurrencyCap {
                 return !closed;
             }
             try {
-                return coord.db().call("renewing a slot of cap '" + name + "'", c -> {
-                    try (PreparedStatement ps = c.prepareStatement(coord.sql().get("cap_renew"))) {
-                        ps.setLong(1, slotTtl.toMillis());
-                        ps.setString(2, name);
-                        ps.setString(3, key);
-                        ps.setString(4, holder);
-                        return ps.executeUpdate() == 1;
-                    }
-                });
+                return coord.db()
+                        .call(
+                                "renewing a slot of cap '" + name + "'",
+                                c -> coord.store().renewSlot(c, name, key, holder, slotTtl));
             } catch (SQLException e) {
                 throw new BatonException("renewing a slot of cap '" + name + "' failed: " + e.getMessage(), e);
             }
@@ -193,14 +160,10 @@ public final class ConcurrencyCap {
                 return;
             }
             try {
-                coord.db().call("releasing a slot of cap '" + name + "'", c -> {
-                    try (PreparedStatement ps = c.prepareStatement(coord.sql().get("cap_release"))) {
-                        ps.setString(1, name);
-                        ps.setString(2, key);
-                        ps.setString(3, holder);
-                        return ps.executeUpdate();
-                    }
-                });
+                coord.db()
+                        .call(
+                                "releasing a slot of cap '" + name + "'",
+                                c -> coord.store().releaseSlot(c, name, key, holder));
             } catch (SQLException e) {
                 log.warn(
                         "releasing a slot of cap '{}' key '{}' failed; it expires within {}: {}",

@@ -1,18 +1,16 @@
 package dev.baton;
 
+import dev.baton.internal.coord.CoordinationStore;
 import dev.baton.internal.db.BoundedCalls;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
-import dev.baton.internal.db.Sql;
 import dev.baton.internal.service.Hooks;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -64,7 +62,7 @@ public final class Coordination {
 
     private final DataSource dataSource;
     private final Db db;
-    private final Sql sql;
+    private final CoordinationStore store;
     private final Leases leases;
     private final String nodeId;
     private final LongSupplier ticker;
@@ -84,7 +82,7 @@ public final class Coordination {
     Coordination(DataSource dataSource, String schema, Leases leases, String nodeId, LongSupplier ticker) {
         this.dataSource = dataSource;
         this.db = Db.of(dataSource);
-        this.sql = Sql.load("coord.sql", Identifiers.schema(schema));
+        this.store = new CoordinationStore(schema);
         this.leases = leases;
         this.nodeId = nodeId;
         this.ticker = ticker;
@@ -135,17 +133,7 @@ public final class Coordination {
         String what = "dedupe of delivery '" + deliveryId + "'";
         AtomicBoolean abandoned = new AtomicBoolean();
         Db.Work<Boolean> record = c -> {
-            boolean first;
-            try (PreparedStatement ps = Jdbc.prepareBounded(c, sql.get("first_delivery"), bound)) {
-                int o = Jdbc.boundOffset(bound);
-                ps.setString(1 + o, source);
-                ps.setString(2 + o, deliveryId);
-                ps.setLong(3 + o, ttl.toMillis());
-                ps.setString(4 + o, nodeId);
-                try (ResultSet rs = Jdbc.executeBounded(ps, bound)) {
-                    first = rs.next();
-                }
-            }
+            boolean first = store.firstDelivery(c, source, deliveryId, ttl, nodeId, bound);
             if (abandoned.get()) {
                 throw new SQLException("the caller stopped waiting for this dedupe", QUERY_CANCELED);
             }
@@ -271,15 +259,9 @@ public final class Coordination {
             random.nextBytes(raw);
             String token = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
             try {
-                db.call("minting a '" + purpose + "' token", c -> {
-                    try (PreparedStatement ps = c.prepareStatement(sql.get("mint_token"))) {
-                        ps.setBytes(1, sha256(token));
-                        ps.setString(2, purpose);
-                        ps.setString(3, subject);
-                        ps.setLong(4, ttl.toMillis());
-                        return ps.executeUpdate();
-                    }
-                });
+                db.call(
+                        "minting a '" + purpose + "' token",
+                        c -> store.mintToken(c, sha256(token), purpose, subject, ttl));
                 return token;
             } catch (SQLException e) {
                 throw new BatonException("minting a '" + purpose + "' token failed: " + e.getMessage(), e);
@@ -298,15 +280,8 @@ public final class Coordination {
                 return Optional.empty();
             }
             try {
-                return db.call("consuming a '" + purpose + "' token", c -> {
-                    try (PreparedStatement ps = c.prepareStatement(sql.get("consume_token"))) {
-                        ps.setBytes(1, sha256(token));
-                        ps.setString(2, purpose);
-                        try (ResultSet rs = ps.executeQuery()) {
-                            return rs.next() ? Optional.of(rs.getString(1)) : Optional.<String>empty();
-                        }
-                    }
-                });
+                return db.call(
+                        "consuming a '" + purpose + "' token", c -> store.consumeToken(c, sha256(token), purpose));
             } catch (SQLException e) {
                 throw new BatonException("consuming a '" + purpose + "' token failed: " + e.getMessage(), e);
             }
@@ -366,16 +341,7 @@ public final class Coordination {
             result = db.transaction("a claim on " + sorted, "; after-commit steps were not run", c -> {
                 // Db.transaction runs it in READ COMMITTED whatever the pool's default isolation: each
                 // statement after the locks sees everything committed before them.
-                try (PreparedStatement ps = c.prepareStatement(sql.get("lock_timeout"))) {
-                    ps.setString(1, Math.max(1, lockTimeout.toMillis()) + "ms");
-                    ps.execute();
-                }
-                try (PreparedStatement ps = c.prepareStatement(sql.get("advisory_xact_lock"))) {
-                    for (String k : sorted) {
-                        ps.setString(1, k);
-                        ps.execute();
-                    }
-                }
+                store.lockClaim(c, sorted, lockTimeout);
                 granted.set(true);
                 return Db.runApplicationWork(
                         "claim on " + sorted,
@@ -509,14 +475,9 @@ public final class Coordination {
     public int purgeExpired() {
         int total = 0;
         try {
-            for (String stmt :
-                    List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates", "purge_redemptions")) {
-                total += Maintenance.batches(db, "purging expired coordination rows", c -> {
-                    try (PreparedStatement ps = c.prepareStatement(sql.get(stmt))) {
-                        ps.setInt(1, Maintenance.BATCH);
-                        return ps.executeUpdate();
-                    }
-                });
+            for (CoordinationStore.Purge what : CoordinationStore.Purge.values()) {
+                total += Maintenance.batches(
+                        db, "purging expired coordination rows", c -> store.purge(c, what, Maintenance.BATCH));
             }
         } catch (SQLException e) {
             throw new BatonException("purging expired coordination rows failed: " + e.getMessage(), e);
@@ -534,8 +495,9 @@ public final class Coordination {
         return db;
     }
 
-    Sql sql() {
-        return sql;
+    /** The statements behind this facade and its caps, limiters, revocations and grants. */
+    CoordinationStore store() {
+        return store;
     }
 
     String nodeId() {

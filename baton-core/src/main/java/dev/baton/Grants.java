@@ -7,10 +7,7 @@ import dev.baton.internal.db.Identifiers;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
@@ -125,21 +122,8 @@ public final class Grants {
                     .transaction(
                             "redeeming a '" + purpose + "' grant",
                             "; the grant may have been used: ask for a new one",
-                            c -> {
-                                try (PreparedStatement ps =
-                                        c.prepareStatement(coord.sql().get("redeem_grant"))) {
-                                    Timestamp expires = Timestamp.from(g.expiresAt());
-                                    ps.setString(1, purpose);
-                                    ps.setString(2, g.id());
-                                    ps.setString(3, g.subject());
-                                    ps.setTimestamp(4, expires);
-                                    ps.setString(5, coord.nodeId());
-                                    ps.setTimestamp(6, expires);
-                                    try (ResultSet rs = ps.executeQuery()) {
-                                        return rs.next();
-                                    }
-                                }
-                            });
+                            c -> coord.store()
+                                    .redeemGrant(c, purpose, g.id(), g.subject(), g.expiresAt(), coord.nodeId()));
             return first ? Optional.of(g) : Optional.empty();
         } catch (SQLException e) {
             throw new BatonException("redeeming a '" + purpose + "' grant failed: " + e.getMessage(), e);
@@ -193,13 +177,8 @@ public final class Grants {
 
     private Instant dbNow() {
         try {
-            return coord.db().call("reading the database clock", c -> {
-                try (PreparedStatement ps = c.prepareStatement(coord.sql().get("db_now"));
-                        ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getTimestamp(1).toInstant();
-                }
-            });
+            return coord.db()
+                    .call("reading the database clock", c -> coord.store().dbNow(c));
         } catch (SQLException e) {
             throw new BatonException("issuing a '" + purpose + "' grant failed: " + e.getMessage(), e);
         }

@@ -1,9 +1,6 @@
 package dev.baton;
 
 import dev.baton.internal.db.Identifiers;
-import dev.baton.internal.db.Jdbc;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -61,31 +58,7 @@ public final class RateLimiter {
         Coordination.Decision<RateDecision> d = coord.decide(
                 timeout,
                 "rate limiter '" + name + "' for key '" + key + "'",
-                c -> {
-                    try (PreparedStatement ps =
-                            Jdbc.prepareBounded(c, coord.sql().get("rate_acquire"), bound)) {
-                        int o = Jdbc.boundOffset(bound);
-                        ps.setString(1 + o, name);
-                        ps.setString(2 + o, key);
-                        ps.setLong(3 + o, emissionUs);
-                        ps.setLong(4 + o, emissionUs);
-                        ps.setLong(5 + o, emissionUs);
-                        ps.setLong(6 + o, windowUs);
-                        ps.setLong(7 + o, emissionUs);
-                        ps.setLong(8 + o, windowUs);
-                        ps.setString(9 + o, name);
-                        ps.setString(10 + o, key);
-                        try (ResultSet rs = Jdbc.executeBounded(ps, bound)) {
-                            if (!rs.next()) {
-                                // A racing first request inserted the key after our snapshot: deny briefly, retry soon.
-                                return new RateDecision(false, Duration.ofNanos(emissionUs * 1000), false);
-                            }
-                            boolean allowed = rs.getBoolean(1);
-                            return new RateDecision(
-                                    allowed, allowed ? Duration.ZERO : Duration.ofNanos(rs.getLong(2) * 1000), false);
-                        }
-                    }
-                },
+                c -> coord.store().acquireRate(c, name, key, emissionUs, windowUs, bound),
                 null);
         if (d.answered()) {
             return d.value();

@@ -1,8 +1,6 @@
 package dev.baton;
 
 import dev.baton.internal.db.Identifiers;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
@@ -58,7 +56,10 @@ public final class Revocations {
         Identifiers.name("subject", subject);
         long sent = coord.ticker().getAsLong();
         try {
-            long epoch = epochBy("revoke_all", "revoking '" + subject + "' in scope '" + scope + "'", subject);
+            long epoch = coord.db()
+                    .call(
+                            "revoking '" + subject + "' in scope '" + scope + "'",
+                            c -> coord.store().revokeAll(c, scope, subject));
             remember(subject, epoch, sent);
             return epoch;
         } catch (SQLException e) {
@@ -81,7 +82,10 @@ public final class Revocations {
             return c.epoch();
         }
         try {
-            long epoch = epochBy("epoch", "reading the revocation epoch of '" + subject + "'", subject);
+            long epoch = coord.db()
+                    .call(
+                            "reading the revocation epoch of '" + subject + "'",
+                            conn -> coord.store().epoch(conn, scope, subject));
             remember(subject, epoch, now);
             return epoch;
         } catch (SQLException e) {
@@ -91,20 +95,6 @@ public final class Revocations {
                             + e.getMessage(),
                     e);
         }
-    }
-
-    /** Runs {@code statement} (parameters: scope, subject), which answers the subject's epoch. */
-    private long epochBy(String statement, String what, String subject) throws SQLException {
-        return coord.db().call(what, c -> {
-            try (PreparedStatement ps = c.prepareStatement(coord.sql().get(statement))) {
-                ps.setString(1, scope);
-                ps.setString(2, subject);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getLong(1);
-                }
-            }
-        });
     }
 
     /** True while nothing issued under {@code epoch} for the subject has been revoked (see {@link #epoch}). */

@@ -125,6 +125,7 @@ class ArchitectureTest {
             "notify", Set.of("db"),
             "schema", Set.of("db"),
             "lease", Set.of("db", "service"),
+            "coord", Set.of("db"),
             "job", Set.of("db", "service", "notify"),
             // a node's row declares the job kinds and settings of its worker
             "node", Set.of("db", "service", "job"),

@@ -43,8 +43,8 @@ class CoordinationP03ConcurrencyCapTest extends CoordinationFaultSupport {
      * the test can fail). The run lasts until both keys were seen full and every claimer has made
      * enough attempts, bounded by the test timeout.
      *
-     * <p>Protection removed in a scratch copy and seen failing: the {@code advisory_xact_lock}
-     * statement in {@code ConcurrencyCap.tryAcquire} (the count and insert of concurrent claimers then
+     * <p>Protection removed in a scratch copy and seen failing: the advisory lock of the admission
+     * ({@code cap_lock}, in {@code CoordinationStore.admit}) (the count and insert of concurrent claimers then
      * interleave: the watcher saw 4-6 live slots for a key).
      */
     @Test

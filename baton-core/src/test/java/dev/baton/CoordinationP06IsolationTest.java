@@ -55,7 +55,7 @@ class CoordinationP06IsolationTest extends DbTest {
     }
 
     /**
-     * Protection removed and seen failing: the bounds of the admission ({@code cap_bounds}: lock_timeout,
+     * Protection removed and seen failing: the bounds of the admission ({@code cap_lock}: lock_timeout,
      * statement_timeout and idle timeout set for the transaction): the second admission waited on the key's
      * lock for as long as the paused one held it, and the bounded get of its result timed out.
      */

@@ -122,6 +122,15 @@ public final class SqlCall implements AutoCloseable {
         return ps.executeUpdate();
     }
 
+    /**
+     * Runs a statement whose results are not read: a {@code SELECT set_config(...)}, or several statements
+     * sent in one round trip (which {@link #query()} refuses).
+     */
+    public void execute() throws SQLException {
+        requireBound();
+        ps.execute();
+    }
+
     /** Adds the current binding to the batch; the next row binds every parameter again. */
     public void addBatch() throws SQLException {
         requireBound();

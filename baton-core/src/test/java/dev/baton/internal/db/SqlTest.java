@@ -49,4 +49,31 @@ class SqlTest extends DbTest {
             }
         }
     }
+
+    @Test
+    void executeRunsSeveralStatementsInOneRoundTripAndRefusesAnUnboundName() throws Exception {
+        Sql.Parsed p = Sql.parse(
+                "t", "SELECT set_config('application_name', :a, true);\nSELECT set_config('search_path', :b, true)");
+        try (Connection c = appPool.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                try (SqlCall q = new SqlCall("t", c.prepareStatement(p.jdbc()), p.params(), 0, 0)) {
+                    q.setString("a", "sql-test");
+                    assertThatThrownBy(q::execute)
+                            .isInstanceOf(IllegalStateException.class)
+                            .hasMessage("t: parameter :b is not bound");
+                    q.setString("b", "pg_catalog").execute();
+                }
+                try (ResultSet rs = c.createStatement()
+                        .executeQuery("SELECT current_setting('application_name'), current_setting('search_path')")) {
+                    assertThat(rs.next()).isTrue();
+                    assertThat(rs.getString(1)).isEqualTo("sql-test");
+                    assertThat(rs.getString(2)).isEqualTo("pg_catalog");
+                }
+            } finally {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+        }
+    }
 }
