@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -286,57 +287,46 @@ final class ChaosRun {
         List<String> crashes = cluster.crashes();
         boolean pass = checkerPassed && progressed && faultErrors.isEmpty() && crashes.isEmpty();
 
-        Map<String, Object> json = new LinkedHashMap<>();
-        json.put("verdict", pass ? "PASS" : "FAIL");
-        json.put("seed", plan.seed());
-        json.put("replay", opt.replay(plan));
-        json.put("nodes", plan.nodes());
-        json.put("durationMs", plan.duration().toMillis());
-        json.put("database", cluster.embedded() ? "embedded PostgreSQL (restartable)" : Db.redact(cluster.url()));
-        Map<String, Object> counts = new LinkedHashMap<>();
+        Map<Kind, Integer> injectedNow;
+        int skippedNow;
         synchronized (injected) {
-            injected.forEach((k, v) -> counts.put(k.name(), v));
+            injectedNow = new EnumMap<>(injected);
+            skippedNow = skipped;
         }
-        json.put("faultsInjected", counts);
-        synchronized (injected) {
-            json.put("faultsSkipped", skipped);
-        }
-        json.put("faultErrors", List.copyOf(faultErrors));
-        json.put("supervisorRestarts", supervisorRestarts);
-        json.put("crashes", crashes);
-        List<Object> schedule = new ArrayList<>();
-        plan.faults().forEach(f -> schedule.add(f.describe()));
-        json.put("schedule", schedule);
+        Map<String, Integer> injectedByName = new LinkedHashMap<>();
+        injectedNow.forEach((k, v) -> injectedByName.put(k.name(), v));
         Cluster.Progress end = after != null ? after : progress();
-        if (end != null) {
-            Map<String, Object> p = new LinkedHashMap<>();
-            p.put("ledgerRows", end.ledgerRows());
-            p.put("jobsEnqueued", end.enqueued());
-            p.put("jobEffects", end.effects());
-            p.put("ticks", end.ticks());
-            p.put("lastGeneration", end.generation());
-            json.put("progress", p);
-        }
-        json.put("progressAfterHealing", progressed);
-        json.put("checker", checked != null ? checked.toJson() : Map.of("error", checkerError));
-        json.put("nodeLogs", cluster.logs().toString());
+        Report report = new Report(
+                pass ? "PASS" : "FAIL",
+                plan.seed(),
+                opt.replay(plan),
+                plan.nodes(),
+                plan.duration().toMillis(),
+                cluster.embedded() ? "embedded PostgreSQL (restartable)" : Db.redact(cluster.url()),
+                injectedByName,
+                skippedNow,
+                List.copyOf(faultErrors),
+                supervisorRestarts,
+                crashes,
+                plan.faults().stream().map(Fault::describe).toList(),
+                Optional.ofNullable(end)
+                        .map(p -> new Workload(p.ledgerRows(), p.enqueued(), p.effects(), p.ticks(), p.generation())),
+                progressed,
+                checked != null ? checked.toJson() : Map.of("error", checkerError),
+                cluster.logs().toString());
         Path reportFile = opt.report.toAbsolutePath();
         if (reportFile.getParent() != null) {
             Files.createDirectories(reportFile.getParent());
         }
-        Files.writeString(reportFile, Json.write(json), StandardCharsets.UTF_8);
+        Files.writeString(reportFile, Json.write(report), StandardCharsets.UTF_8);
 
         String rule = "=".repeat(78);
         out.println();
         out.println(rule);
         out.println(" Baton chaos run (E03): " + (pass ? "PASS" : "FAIL") + "   seed " + plan.seed());
         out.println(rule);
-        int skippedFaults;
-        synchronized (injected) {
-            skippedFaults = skipped;
-        }
-        out.println(" faults injected  " + counts(injectedCopy())
-                + (skippedFaults == 0 ? "" : "; " + skippedFaults + " skipped (target down, or no session to end)")
+        out.println(" faults injected  " + counts(injectedNow)
+                + (skippedNow == 0 ? "" : "; " + skippedNow + " skipped (target down, or no session to end)")
                 + (faultErrors.isEmpty() ? "" : "; " + faultErrors.size() + " could not be injected"));
         faultErrors.forEach(e -> out.println("                  ! " + e));
         if (!supervisorRestarts.isEmpty()) {
@@ -371,12 +361,6 @@ final class ChaosRun {
         return pass ? Main.EXIT_OK : Main.EXIT_CHECK_FAILED;
     }
 
-    private Map<Kind, Integer> injectedCopy() {
-        synchronized (injected) {
-            return new EnumMap<>(injected);
-        }
-    }
-
     private static String counts(Map<Kind, Integer> counts) {
         StringBuilder sb = new StringBuilder("(");
         counts.forEach((k, v) ->
@@ -385,6 +369,31 @@ final class ChaosRun {
     }
 
     // ------------------------------------------------------------------------------------------ plumbing
+
+    /**
+     * The JSON report, field by field. {@code progress} is left out when the database could not be read;
+     * {@code checker} is the verifier's own JSON (as {@code baton verify --json}), or the error that stopped it.
+     */
+    private record Report(
+            String verdict,
+            long seed,
+            String replay,
+            int nodes,
+            long durationMs,
+            String database,
+            Map<String, Integer> faultsInjected,
+            int faultsSkipped,
+            List<String> faultErrors,
+            List<String> supervisorRestarts,
+            List<String> crashes,
+            List<String> schedule,
+            Optional<Workload> progress,
+            boolean progressAfterHealing,
+            Map<String, Object> checker,
+            String nodeLogs) {}
+
+    /** The workload's counts at the end of the run. */
+    private record Workload(long ledgerRows, long jobsEnqueued, long jobEffects, long ticks, long lastGeneration) {}
 
     private void say(String line) {
         cluster.say(line);

@@ -22,7 +22,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -64,7 +63,7 @@ final class DemoRun {
 
     private KillStep kill;
     private GracefulStep graceful;
-    private BackendsStep backends;
+    private Step backends; // NoBackends or BackendsCut
     private volatile int faults;
     private final boolean tty;
     private volatile boolean progressStop;
@@ -269,7 +268,7 @@ final class DemoRun {
             say("           no backend of " + l.owner
                     + " found: behind a transaction-pooling proxy a node's connections "
                     + "are shared, so this fault cannot target one node");
-            backends = BackendsStep.noneFound(l.owner);
+            backends = new NoBackends(l.owner, 0);
             return;
         }
         // Recovered: a fenced ledger row committed after the cut, by whichever node leads now.
@@ -282,7 +281,7 @@ final class DemoRun {
                         + l.generation + ")";
         say("           " + n + " backend(s) terminated; fenced writes resumed " + ms(recoveredMs) + " later: "
                 + outcome);
-        backends = new BackendsStep(l.owner, l.generation, n, recoveredMs, now.owner, now.generation);
+        backends = new BackendsCut(l.owner, n, l.generation, recoveredMs, now.owner, now.generation);
     }
 
     private long maxSeq() {
@@ -369,62 +368,42 @@ final class DemoRun {
         boolean pass = check.ok() && verification.ok() && failures.isEmpty();
         long runMs = runStartNanos == 0 ? 0 : millis(System.nanoTime() - runStartNanos);
 
-        Map<String, Object> json = new LinkedHashMap<>();
-        json.put("verdict", pass ? "PASS" : "FAIL");
-        json.put("nodes", opt.nodes);
-        json.put("lease", DemoCommand.LEASE);
-        json.put("leaseTtlMs", opt.ttl.toMillis());
-        json.put("renewIntervalMs", opt.renew.toMillis());
-        json.put("runMs", runMs);
-        json.put("generations", history.size());
-        json.put("rowsWritten", writes.size());
-        List<Object> gens = new ArrayList<>();
-        for (LeaseHistoryEntry h : history) {
-            Map<String, Object> g = new LinkedHashMap<>();
-            g.put("generation", h.generation());
-            g.put("owner", h.owner());
-            g.put("rows", rowsPerGeneration.getOrDefault(h.generation(), 0L));
-            g.put("ended", h.endReason().orElse(null));
-            gens.add(g);
-        }
-        json.put("generationDetails", gens);
-        json.put("takeoverAfterKillMs", kill == null ? null : kill.takeoverMs());
-        json.put("handOffAfterReleaseMs", graceful == null ? null : graceful.handOffMs());
-        json.put("takeoverAfterPauseMs", pause == null ? null : pause.takeoverMs());
-        Map<String, Object> stale = new LinkedHashMap<>();
-        stale.put("rejectedByDatabase", rejectedByDb);
-        stale.put("taskWritesRejectedByDatabase", taskRejected);
-        stale.put("deliberateStaleWritesRejected", probeRejected);
-        stale.put("refusedLocally", refusedLocally);
-        stale.put("unknownOutcome", unknown);
-        json.put("staleWrites", stale);
-        Map<String, Object> faults = new LinkedHashMap<>();
-        faults.put("pause", pause == null ? Map.of() : pause);
-        faults.put("kill", kill == null ? Map.of() : kill);
-        faults.put("terminateBackends", backends == null ? Map.of() : backends.toJson());
-        faults.put("gracefulStop", graceful == null ? Map.of() : graceful);
-        json.put("faultsInjected", this.faults);
-        json.put("faults", faults);
-        json.put("verification", verification.toJson());
-        Map<String, Object> checker = new LinkedHashMap<>();
-        checker.put("ok", check.ok());
-        checker.put("grantsChecked", check.grantsChecked());
-        checker.put("writesChecked", check.writesChecked());
-        checker.put(
-                "rules",
-                List.of(
-                        "R1 at most one owner per generation",
-                        "R3 committed writes never go back in generation (ledger order)",
-                        "R4 every write carries a generation granted to its writer"));
-        checker.put("violations", check.violations());
-        json.put("checker", checker);
-        json.put("failures", List.copyOf(failures));
-        json.put("nodeLogs", cluster.logs().toString());
+        Report report = new Report(
+                pass ? "PASS" : "FAIL",
+                opt.nodes,
+                DemoCommand.LEASE,
+                opt.ttl.toMillis(),
+                opt.renew.toMillis(),
+                runMs,
+                history.size(),
+                writes.size(),
+                history.stream()
+                        .map(h -> new GenerationDetail(
+                                h.generation(),
+                                h.owner(),
+                                rowsPerGeneration.getOrDefault(h.generation(), 0L),
+                                h.endReason().orElse(null)))
+                        .toList(),
+                kill == null ? null : kill.takeoverMs(),
+                graceful == null ? null : graceful.handOffMs(),
+                pause == null ? null : pause.takeoverMs(),
+                new StaleWrites(rejectedByDb, taskRejected, probeRejected, refusedLocally, unknown),
+                this.faults,
+                new Faults(
+                        pause == null ? NOT_COMPLETED : pause,
+                        kill == null ? NOT_COMPLETED : kill,
+                        backends == null ? NOT_COMPLETED : backends,
+                        graceful == null ? NOT_COMPLETED : graceful),
+                verification.toJson(),
+                new HistoryCheck(
+                        check.ok(), check.grantsChecked(), check.writesChecked(), CHECKER_RULES, check.violations()),
+                List.copyOf(failures),
+                cluster.logs().toString());
         Path reportFile = opt.report.toAbsolutePath();
         if (reportFile.getParent() != null) {
             Files.createDirectories(reportFile.getParent());
         }
-        Files.writeString(reportFile, Json.write(json), StandardCharsets.UTF_8);
+        Files.writeString(reportFile, Json.write(report), StandardCharsets.UTF_8);
 
         StringBuilder r = new StringBuilder();
         String rule = "=".repeat(78);
@@ -455,17 +434,15 @@ final class DemoRun {
         row(
                 r,
                 "  backends terminated",
-                backends == null
-                        ? "not completed"
-                        : backends.backendsTerminated() == 0
-                                ? "none found for " + backends.node() + " (connections shared behind a pooler)"
-                                : backends.backendsTerminated()
-                                        + " of " + backends.node() + "; fenced writes resumed after "
-                                        + ms(backends.writesResumedMs())
-                                        + (backends.generationAfter() == backends.generation()
-                                                ? " (kept its lease)"
-                                                : " (" + backends.leaderAfter() + " took over, g"
-                                                        + backends.generationAfter() + ")"));
+                backends instanceof BackendsCut b
+                        ? b.backendsTerminated() + " of " + b.node() + "; fenced writes resumed after "
+                                + ms(b.writesResumedMs())
+                                + (b.generationAfter() == b.generation()
+                                        ? " (kept its lease)"
+                                        : " (" + b.leaderAfter() + " took over, g" + b.generationAfter() + ")")
+                        : backends instanceof NoBackends b
+                                ? "none found for " + b.node() + " (connections shared behind a pooler)"
+                                : "not completed");
         row(
                 r,
                 "  SIGTERM leader",
@@ -801,6 +778,14 @@ final class DemoRun {
 
     // ------------------------------------------------------------------------------------------ results
 
+    /** What a fault step saw; written into the report as an object of its components. */
+    private sealed interface Step permits PauseStep, KillStep, NoBackends, BackendsCut, GracefulStep, NotCompleted {}
+
+    /** A step that did not complete: an empty object in the report. */
+    private record NotCompleted() implements Step {}
+
+    private static final Step NOT_COMPLETED = new NotCompleted();
+
     /** Fault 1: the leader paused (SIGSTOP), taken over, resumed. */
     private record PauseStep(
             String node,
@@ -813,38 +798,70 @@ final class DemoRun {
             String steppedDown,
             long steppedDownMsAfterResume,
             String deliberateStaleWrite,
-            String outcome) {}
+            String outcome)
+            implements Step {}
 
     /** Fault 2: the leader killed (SIGKILL), taken over, restarted. */
-    private record KillStep(String node, long generation, String newLeader, long newGeneration, long takeoverMs) {}
+    private record KillStep(String node, long generation, String newLeader, long newGeneration, long takeoverMs)
+            implements Step {}
 
-    /** Fault 3: the leader's backends terminated; none found behind a transaction pooler. */
-    private record BackendsStep(
+    /** Fault 3 behind a transaction pooler: no backend of the leader's own to terminate. */
+    private record NoBackends(String node, int backendsTerminated) implements Step {}
+
+    /** Fault 3: the leader's backends terminated; who led once fenced writes resumed. */
+    private record BackendsCut(
             String node,
-            long generation,
             int backendsTerminated,
+            long generation,
             long writesResumedMs,
             String leaderAfter,
-            long generationAfter) {
-        static BackendsStep noneFound(String node) {
-            return new BackendsStep(node, 0, 0, 0, null, 0);
-        }
-
-        Map<String, Object> toJson() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("node", node);
-            m.put("backendsTerminated", backendsTerminated);
-            if (backendsTerminated > 0) {
-                m.put("generation", generation);
-                m.put("writesResumedMs", writesResumedMs);
-                m.put("leaderAfter", leaderAfter);
-                m.put("generationAfter", generationAfter);
-            }
-            return m;
-        }
-    }
+            long generationAfter)
+            implements Step {}
 
     /** Fault 4: the leader stopped gracefully (SIGTERM); its lease released and handed off. */
     private record GracefulStep(
-            String node, long generation, String newLeader, long newGeneration, long handOffMs, String endReason) {}
+            String node, long generation, String newLeader, long newGeneration, long handOffMs, String endReason)
+            implements Step {}
+
+    private static final List<String> CHECKER_RULES = List.of(
+            "R1 at most one owner per generation",
+            "R3 committed writes never go back in generation (ledger order)",
+            "R4 every write carries a generation granted to its writer");
+
+    /** The JSON report, field by field. {@code verification} is the verifier's own JSON (as {@code baton verify}). */
+    private record Report(
+            String verdict,
+            int nodes,
+            String lease,
+            long leaseTtlMs,
+            long renewIntervalMs,
+            long runMs,
+            int generations,
+            int rowsWritten,
+            List<GenerationDetail> generationDetails,
+            Long takeoverAfterKillMs,
+            Long handOffAfterReleaseMs,
+            Long takeoverAfterPauseMs,
+            StaleWrites staleWrites,
+            int faultsInjected,
+            Faults faults,
+            Map<String, Object> verification,
+            HistoryCheck checker,
+            List<String> failures,
+            String nodeLogs) {}
+
+    private record GenerationDetail(long generation, String owner, long rows, String ended) {}
+
+    private record StaleWrites(
+            long rejectedByDatabase,
+            long taskWritesRejectedByDatabase,
+            long deliberateStaleWritesRejected,
+            long refusedLocally,
+            long unknownOutcome) {}
+
+    private record Faults(Step pause, Step kill, Step terminateBackends, Step gracefulStop) {}
+
+    /** FencedMutexChecker's verdict over the lease history and the ledger. */
+    private record HistoryCheck(
+            boolean ok, int grantsChecked, int writesChecked, List<String> rules, List<String> violations) {}
 }
