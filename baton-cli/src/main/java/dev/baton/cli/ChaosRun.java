@@ -24,8 +24,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One run of {@code baton chaos}: database, node processes behind their own fault proxies, the seeded
- * fault schedule, healing, a liveness check, the checker and the report.
+ * One run of {@code baton chaos}: a supervised {@link Cluster} with every node behind a fault proxy of its own,
+ * the seeded fault schedule, healing, a liveness check, the checker and the report.
  *
  * <p>Faults are started on a scheduler at their planned offsets and healed by a task scheduled at the
  * fault's end; sleeps only pace the schedule (this is a tool, not a test). Waiting for the nodes and for

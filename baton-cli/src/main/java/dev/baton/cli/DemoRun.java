@@ -34,8 +34,8 @@ import java.util.function.Predicate;
 import javax.sql.DataSource;
 
 /**
- * One run of {@code baton demo}: starts the database and the node processes, drives the fault timeline,
- * then stops everything, checks the recorded history and reports.
+ * One run of {@code baton demo}: scripts a {@link Cluster} (the database and the node processes) through the
+ * fault timeline, then stops everything, checks the recorded history and reports.
  *
  * <p>Every step that the report depends on waits by polling the database (or the nodes' event lines) with
  * a generous time-out, so a slow machine makes the demo slower, not wrong. Sleeps only pace the demo.
@@ -173,7 +173,7 @@ final class DemoRun {
         long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
         // A generation is granted once, so these events can only be about the paused term.
         Predicate<Cluster.Event> ofStaleTerm = e -> e.node().equals(l.owner) && e.generation() == l.generation;
-        Cluster.Event revoked = cluster.awaitEvent(ofStaleTerm.and(e -> e.type().equals("REVOKED")), deadline);
+        Cluster.Event revoked = cluster.awaitEvent(ofStaleTerm.and(e -> e.is("REVOKED")), deadline);
         if (revoked == null) {
             throw new StepFailed(l.owner + " did not step down from generation " + l.generation + " within "
                     + Durations.human(STEP_TIMEOUT) + " after SIGCONT");
@@ -183,7 +183,7 @@ final class DemoRun {
         boolean probed = revoked.detail().equals("LOST") || revoked.detail().equals("DEADLINE");
         Cluster.Event probe =
                 probed ? cluster.awaitEvent(ofStaleTerm.and(e -> e.type().startsWith("STALE_WRITE_")), deadline) : null;
-        Cluster.Event rejected = cluster.findEvent(ofStaleTerm.and(e -> e.type().equals("WRITE_REJECTED")));
+        Cluster.Event rejected = cluster.findEvent(ofStaleTerm.and(e -> e.is("WRITE_REJECTED")));
         List<String> parts = new ArrayList<>();
         if (rejected != null) {
             parts.add(
@@ -198,13 +198,11 @@ final class DemoRun {
                 ? "not attempted (the term ended " + revoked.detail() + ")"
                 : probe == null
                         ? "not reported"
-                        : probe.type().equals("STALE_WRITE_REJECTED")
+                        : probe.is("STALE_WRITE_REJECTED")
                                 ? "rejected by the database"
-                                : probe.type().equals("STALE_WRITE_COMMITTED")
-                                        ? "COMMITTED"
-                                        : "failed: " + probe.detail();
+                                : probe.is("STALE_WRITE_COMMITTED") ? "COMMITTED" : "failed: " + probe.detail();
         parts.add("a deliberate write with its old generation-" + l.generation + " grant was " + probeOutcome);
-        if (probe == null || !probe.type().equals("STALE_WRITE_REJECTED")) {
+        if (probe == null || !probe.is("STALE_WRITE_REJECTED")) {
             failures.add("the deliberate stale write of " + l.owner + " under generation " + l.generation
                     + " after generation " + next.generation + " existed was " + probeOutcome
                     + "; expected: rejected by the database");
@@ -357,13 +355,13 @@ final class DemoRun {
         for (Write w : writes) {
             rowsPerGeneration.merge(w.generation(), 1L, Long::sum);
         }
-        long taskRejected = cluster.countEvents(
-                e -> e.type().equals("WRITE_REJECTED") && e.detail().equals("database"));
-        long probeRejected = cluster.countEvents(e -> e.type().equals("STALE_WRITE_REJECTED"));
+        long taskRejected =
+                cluster.countEvents(e -> e.is("WRITE_REJECTED") && e.detail().equals("database"));
+        long probeRejected = cluster.countEvents(e -> e.is("STALE_WRITE_REJECTED"));
         long rejectedByDb = taskRejected + probeRejected;
-        long refusedLocally = cluster.countEvents(
-                e -> e.type().equals("WRITE_REJECTED") && !e.detail().equals("database"));
-        long unknown = cluster.countEvents(e -> e.type().equals("WRITE_UNKNOWN"));
+        long refusedLocally =
+                cluster.countEvents(e -> e.is("WRITE_REJECTED") && !e.detail().equals("database"));
+        long unknown = cluster.countEvents(e -> e.is("WRITE_UNKNOWN"));
         Verifier.Result verification = Verifier.check(ds, opt.schema);
         boolean pass = check.ok() && verification.ok() && failures.isEmpty();
         long runMs = runStartNanos == 0 ? 0 : millis(System.nanoTime() - runStartNanos);
@@ -538,7 +536,7 @@ final class DemoRun {
                 Leader x = l.get();
                 long seen = firstSeen.computeIfAbsent(x.generation, g -> x.seenNanos);
                 Cluster.Event elected = cluster.findEvent(
-                        e -> e.node().equals(x.owner) && e.type().equals("ELECTED") && e.generation() == x.generation);
+                        e -> e.node().equals(x.owner) && e.is("ELECTED") && e.generation() == x.generation);
                 NodeFleet.Node n = elected == null ? null : cluster.node(x.owner); // a node of this demo
                 if (n != null && !n.paused && n.pid() == elected.pid()) {
                     return new Leader(x.owner, x.generation, seen, x.left);
