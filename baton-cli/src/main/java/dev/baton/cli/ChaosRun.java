@@ -1,20 +1,13 @@
 package dev.baton.cli;
 
-import com.zaxxer.hikari.HikariDataSource;
-import dev.baton.Baton;
 import dev.baton.cli.ChaosPlan.Fault;
 import dev.baton.cli.ChaosPlan.Kind;
-import dev.baton.testkit.FaultProxy;
-import dev.baton.testkit.JdbcUrls;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -22,10 +15,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -33,8 +24,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One run of {@code baton chaos}: database, node processes behind their own fault proxies, the seeded
- * fault schedule, healing, a liveness check, the checker and the report.
+ * One run of {@code baton chaos}: a supervised {@link Cluster} with every node behind a fault proxy of its own,
+ * the seeded fault schedule, healing, a liveness check, the checker and the report.
  *
  * <p>Faults are started on a scheduler at their planned offsets and healed by a task scheduled at the
  * fault's end; sleeps only pace the schedule (this is a tool, not a test). Waiting for the nodes and for
@@ -45,202 +36,61 @@ final class ChaosRun {
     static final Duration LEASE_TTL = Duration.ofSeconds(2);
 
     private static final Duration RENEW = Duration.ofMillis(400);
-    private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
     private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration STATUS_EVERY = Duration.ofSeconds(5);
-    /** How long the supervisor waits before it restarts a node that exited on its own (systemd's is 100 ms). */
-    private static final Duration SUPERVISOR_DELAY = Duration.ofSeconds(1);
 
     private final ChaosCommand opt;
     private final ChaosPlan plan;
     private final PrintWriter out;
-    private final long t0 = System.nanoTime();
+    private final Cluster cluster;
 
     private final Map<Kind, Integer> injected = new EnumMap<>(Kind.class); // guarded by itself
     private int skipped; // guarded by injected
     private final List<String> faultErrors = new CopyOnWriteArrayList<>();
-    private final Map<String, CountDownLatch> ready = new ConcurrentHashMap<>();
-    // The run is the nodes' supervisor: a process that ends without this run stopping it is restarted, as
-    // systemd or Kubernetes would. A node exits on its own only when it cannot start (the database is out of
-    // reach, e.g. in a black hole): that is reported. An exit after READY is a crash, and fails the run.
-    private final Set<Long> stoppedByRun = ConcurrentHashMap.newKeySet();
-    private final Set<Long> readyPids = ConcurrentHashMap.newKeySet();
-    private final List<String> supervisorRestarts = new CopyOnWriteArrayList<>();
-    private final List<String> crashes = new CopyOnWriteArrayList<>();
-    private volatile boolean finishing;
-    private final Map<String, FaultProxy> proxies = new LinkedHashMap<>();
     private final List<Future<?>> begun = new ArrayList<>();
     private final ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(4, r -> {
         Thread t = new Thread(r, "baton-chaos-faults");
         t.setDaemon(true);
         return t;
     });
-    private final ScheduledExecutorService supervisor = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "baton-chaos-supervisor");
-        t.setDaemon(true);
-        return t;
-    });
-
-    private EmbeddedServer server;
-    private HikariDataSource ds;
-    private NodeFleet fleet;
-    private String url;
-    private Path logs;
 
     ChaosRun(ChaosCommand opt, ChaosPlan plan, PrintWriter out) {
         this.opt = opt;
         this.plan = plan;
         this.out = out;
+        this.cluster = new Cluster("chaos", out, "[%6.1fs] ");
     }
 
     int run() throws Exception {
-        Thread hook = new Thread(this::cleanup, "baton-chaos-cleanup");
-        Runtime.getRuntime().addShutdownHook(hook);
-        try {
-            setUp();
-            Progress before = progress();
-            runPlan();
-            heal();
-            Progress healed = progress();
-            say("every fault healed; waiting for progress (ledger rows, job effects, ticks)");
-            Progress after = awaitProgress(healed);
-            finishing = true;
-            fleet.stopAll(Duration.ofSeconds(30));
-            return verifyAndReport(before, healed, after);
-        } finally {
-            cleanup();
+        cluster.onInterrupt(scheduler::shutdownNow);
+        cluster.supervise(faultErrors::add);
+        try (cluster) {
             try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException e) {
-                // already shutting down
+                setUp();
+                Cluster.Progress before = progress();
+                runPlan();
+                heal();
+                Cluster.Progress healed = progress();
+                say("every fault healed; waiting for progress (ledger rows, job effects, ticks)");
+                Cluster.Progress after = awaitProgress(healed);
+                cluster.stopAll(Duration.ofSeconds(30));
+                return verifyAndReport(before, healed, after);
+            } finally {
+                scheduler.shutdownNow(); // before the cluster closes: no fault starts on a closing cluster
             }
         }
     }
 
     // ------------------------------------------------------------------------------------------ set-up
 
-    private void setUp() throws IOException, SQLException, InterruptedException {
+    private void setUp() throws IOException, SQLException {
         say("seed " + plan.seed() + ": " + plan.faults().size() + " faults over " + Durations.human(plan.duration())
                 + " against " + plan.nodes() + " nodes " + counts(plan.counts()));
-        if (opt.jdbcUrl == null) {
-            say("starting an embedded PostgreSQL (the first run unpacks it, which takes a few seconds)");
-            server = EmbeddedServer.start();
-            url = server.jdbcUrl();
-        } else {
-            url = opt.jdbcUrl;
-        }
-        ds = Db.pool(url, "baton-chaos", 3);
-        prepareSchema();
-        logs = opt.logDir != null ? Files.createDirectories(opt.logDir) : Files.createTempDirectory("baton-chaos-");
-        say("node logs: " + logs);
-        JdbcUrls.HostPort target = JdbcUrls.hostPort(url);
-        fleet = new NodeFleet(logs, this::nodeArgs, new NodeFleet.Listener() {
-            @Override
-            public void line(NodeFleet.Node node, long pid, String line) {
-                if (line.startsWith("READY")) {
-                    readyPids.add(pid);
-                    ready.computeIfAbsent(node.id, k -> new CountDownLatch(1)).countDown();
-                }
-            }
-
-            @Override
-            public void exited(NodeFleet.Node node, long pid, int exitCode) {
-                supervise(node, pid, exitCode);
-            }
-        });
-        for (int i = 1; i <= plan.nodes(); i++) {
-            String id = "node-" + i;
-            FaultProxy proxy = FaultProxy.start(target.host(), target.port());
-            proxies.put(id, proxy);
-            fleet.add(id, JdbcUrls.via(url, "127.0.0.1", proxy.port()));
-        }
-        for (NodeFleet.Node n : fleet.nodes()) {
-            awaitReady(n);
-        }
+        cluster.startDatabase(opt.jdbcUrl);
+        cluster.prepareSchema(opt.schema, true, opt.reset);
+        cluster.startNodes(
+                plan.nodes(), new Cluster.NodeSettings(opt.schema, LEASE_TTL, RENEW, false), opt.logDir, true);
         say(plan.nodes() + " nodes ready; faults start in " + Durations.human(ChaosPlan.WARM_UP));
-    }
-
-    private List<String> nodeArgs(NodeFleet.Node n) {
-        return List.of(
-                "--node-id",
-                n.id,
-                "--schema",
-                opt.schema,
-                "--workload",
-                "verify",
-                "--ttl",
-                LEASE_TTL.toMillis() + "ms",
-                "--renew",
-                RENEW.toMillis() + "ms",
-                "--exit-on-stdin-eof");
-    }
-
-    private void prepareSchema() throws SQLException {
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement()) {
-            boolean exists;
-            try (ResultSet rs =
-                    s.executeQuery("SELECT count(*) FROM pg_namespace WHERE nspname = '" + opt.schema + "'")) {
-                rs.next();
-                exists = rs.getLong(1) > 0;
-            }
-            if (exists && opt.reset) {
-                s.execute("DROP SCHEMA \"" + opt.schema + "\" CASCADE");
-                say("dropped schema '" + opt.schema + "' (--reset)");
-            } else if (exists) {
-                try (ResultSet rs =
-                        s.executeQuery("SELECT count(*) FROM pg_tables WHERE schemaname = '" + opt.schema + "'")) {
-                    rs.next();
-                    if (rs.getLong(1) > 0) {
-                        throw CliException.usage("schema '" + opt.schema + "' already has tables; a chaos run starts "
-                                + "from an empty schema: pass --reset to drop it, or choose another --schema");
-                    }
-                }
-            }
-        }
-        Baton.migrate(ds, opt.schema);
-        VerifyWorkload.install(ds, opt.schema);
-    }
-
-    /** Waits for the node's READY line; a supervisor restart in between replaces the latch, so it is read again. */
-    private void awaitReady(NodeFleet.Node n) throws InterruptedException {
-        long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
-        while (!ready.computeIfAbsent(n.id, k -> new CountDownLatch(1)).await(200, TimeUnit.MILLISECONDS)) {
-            if (System.nanoTime() > deadline) {
-                throw new CliException(
-                        Main.EXIT_USAGE,
-                        n.id + " did not become ready within " + Durations.human(STARTUP_TIMEOUT) + "; see "
-                                + fleet.log(n));
-            }
-        }
-    }
-
-    /** A node process ended: nothing to do if this run stopped it; otherwise restart it as a supervisor would. */
-    private void supervise(NodeFleet.Node n, long pid, int exitCode) {
-        if (finishing || stoppedByRun.remove(pid)) {
-            return;
-        }
-        String what = n.id + " (pid " + pid + ") exited on its own with code " + exitCode;
-        if (readyPids.contains(pid)) {
-            crashes.add(what + " after it was ready; see " + fleet.log(n));
-            say("CRASH     " + what + " after it was ready; restarting it in " + Durations.human(SUPERVISOR_DELAY));
-        } else {
-            supervisorRestarts.add(what + " during start-up");
-            say("supervisor: " + what + " during start-up (see its log); restarting it in "
-                    + Durations.human(SUPERVISOR_DELAY));
-        }
-        supervisor.schedule(
-                () -> {
-                    try {
-                        restart(n);
-                    } catch (IOException | IllegalStateException e) {
-                        if (!finishing) {
-                            faultErrors.add("restarting " + n.id + " after it exited: " + Db.rootMessage(e));
-                        }
-                    }
-                },
-                SUPERVISOR_DELAY.toMillis(),
-                TimeUnit.MILLISECONDS);
     }
 
     // ------------------------------------------------------------------------------------------ faults
@@ -252,7 +102,7 @@ final class ChaosRun {
         }
         long end = start + plan.duration().minus(ChaosPlan.QUIET_TAIL).toNanos();
         long nextStatus = start + STATUS_EVERY.toNanos();
-        Progress last = null;
+        Cluster.Progress last = null;
         while (System.nanoTime() < end) {
             Thread.sleep(Math.min(200, Math.max(1, (end - System.nanoTime()) / 1_000_000))); // pacing only
             if (System.nanoTime() >= nextStatus) {
@@ -263,7 +113,7 @@ final class ChaosRun {
     }
 
     private void begin(Fault f) {
-        NodeFleet.Node n = f.node() < 0 ? null : fleet.node("node-" + (f.node() + 1));
+        NodeFleet.Node n = f.node() < 0 ? null : cluster.node("node-" + (f.node() + 1));
         boolean needsProcess = switch (f.kind()) {
             case PAUSE, KILL, GRACEFUL_RESTART, TERMINATE_BACKEND -> true;
             default -> false;
@@ -280,21 +130,19 @@ final class ChaosRun {
         try {
             switch (f.kind()) {
                 case PAUSE -> {
-                    fleet.pause(n);
-                    later(f, () -> fleet.resume(n));
+                    cluster.pause(n);
+                    later(f, () -> cluster.resume(n));
                 }
                 case KILL -> {
-                    stoppedByRun.add(n.pid());
-                    fleet.kill(n);
-                    later(f, () -> restart(n));
+                    cluster.kill(n);
+                    later(f, () -> cluster.startIfDown(n));
                 }
                 case GRACEFUL_RESTART -> {
-                    stoppedByRun.add(n.pid());
-                    fleet.stop(n, Duration.ofSeconds(20));
-                    later(f, () -> restart(n));
+                    cluster.stop(n, Duration.ofSeconds(20));
+                    later(f, () -> cluster.startIfDown(n));
                 }
                 case TERMINATE_BACKEND -> {
-                    if (!terminateBackend(n)) {
+                    if (!cluster.terminateOneSession(n.id)) {
                         // Nodes hold no connection between calls: right after a restart of PostgreSQL there
                         // may be no client session at all, and then there is nothing to hit.
                         synchronized (injected) {
@@ -305,14 +153,14 @@ final class ChaosRun {
                     }
                 }
                 case BLACK_HOLE -> {
-                    proxies.get(n.id).blackHole();
-                    later(f, () -> proxies.get(n.id).heal());
+                    cluster.proxy(n.id).blackHole();
+                    later(f, () -> cluster.proxy(n.id).heal());
                 }
                 case LATENCY -> {
-                    proxies.get(n.id).latency(f.latency());
-                    later(f, () -> proxies.get(n.id).latency(Duration.ZERO));
+                    cluster.proxy(n.id).latency(f.latency());
+                    later(f, () -> cluster.proxy(n.id).latency(Duration.ZERO));
                 }
-                case DB_RESTART -> server.restart(f.length());
+                case DB_RESTART -> cluster.restartDatabase(f.length());
             }
             synchronized (injected) {
                 injected.merge(f.kind(), 1, Integer::sum);
@@ -341,31 +189,6 @@ final class ChaosRun {
                 TimeUnit.MILLISECONDS);
     }
 
-    /** Starts the node again unless it already runs (two overlapping faults' healings). */
-    private void restart(NodeFleet.Node n) throws IOException {
-        synchronized (n) {
-            if (!n.alive()) {
-                ready.put(n.id, new CountDownLatch(1));
-                fleet.start(n);
-            }
-        }
-    }
-
-    /**
-     * Terminates one of the node's sessions (by application name), or any other client session if none is
-     * found; false when no client session is open at all.
-     */
-    private boolean terminateBackend(NodeFleet.Node n) throws SQLException {
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT pg_terminate_backend(pid) FROM ("
-                        + " SELECT pid FROM pg_stat_activity"
-                        + " WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
-                        + " ORDER BY (application_name LIKE '%" + n.id + "%') DESC, random() LIMIT 1) x")) {
-            return rs.next();
-        }
-    }
-
     /** Ends every fault: SIGCONT, proxies healed, dead nodes restarted; waits until all are ready again. */
     private void heal() throws InterruptedException, IOException {
         for (Future<?> f : begun) {
@@ -379,46 +202,29 @@ final class ChaosRun {
         if (!scheduler.awaitTermination(30, TimeUnit.SECONDS)) {
             faultErrors.add("fault scheduler did not finish within 30 s");
         }
-        proxies.values().forEach(FaultProxy::resetAll);
-        for (NodeFleet.Node n : fleet.nodes()) {
+        cluster.healProxies();
+        for (NodeFleet.Node n : cluster.nodes()) {
             if (n.paused) {
-                fleet.resume(n);
+                cluster.resume(n);
             }
-            if (!n.alive()) {
-                restart(n);
-            }
+            cluster.startIfDown(n);
         }
-        for (NodeFleet.Node n : fleet.nodes()) {
-            awaitReady(n);
-        }
+        cluster.awaitAllReady();
     }
 
     // ------------------------------------------------------------------------------------------ progress
 
-    /** What the workload has recorded so far, read straight from its tables. */
-    record Progress(long ledgerRows, long enqueued, long effects, long ticks, String leader, long generation) {}
-
-    private Progress progress() {
-        String q = "\"" + opt.schema + "\".";
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT"
-                        + " (SELECT count(*) FROM " + q + "verify_ledger),"
-                        + " (SELECT count(*) FROM " + q + "verify_enqueued),"
-                        + " (SELECT count(*) FROM " + q + "verify_effect),"
-                        + " (SELECT count(*) FROM " + q + "verify_tick),"
-                        + " (SELECT owner_id FROM " + q + "lease WHERE name = 'verify-leader'),"
-                        + " (SELECT generation FROM " + q + "lease WHERE name = 'verify-leader')")) {
-            rs.next();
-            return new Progress(
-                    rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getString(5), rs.getLong(6));
+    /** What the workload has recorded so far; null while the database cannot be read (e.g. while it restarts). */
+    private Cluster.Progress progress() {
+        try {
+            return cluster.progress();
         } catch (SQLException e) {
-            return null; // e.g. while the database restarts
+            return null;
         }
     }
 
-    private Progress status(long start, Progress last) {
-        Progress p = progress();
+    private Cluster.Progress status(long start, Cluster.Progress last) {
+        Cluster.Progress p = progress();
         if (p == null) {
             say(String.format(Locale.ROOT, "t+%-5s database unreachable", secs(System.nanoTime() - start)));
             return last;
@@ -444,10 +250,10 @@ final class ChaosRun {
         return p;
     }
 
-    private Progress awaitProgress(Progress healed) throws InterruptedException {
+    private Cluster.Progress awaitProgress(Cluster.Progress healed) throws InterruptedException {
         long deadline = System.nanoTime() + PROGRESS_TIMEOUT.toNanos();
         while (System.nanoTime() < deadline) {
-            Progress p = progress();
+            Cluster.Progress p = progress();
             if (healed != null
                     && p != null
                     && p.ledgerRows() > healed.ledgerRows()
@@ -465,70 +271,62 @@ final class ChaosRun {
 
     // ------------------------------------------------------------------------------------------ verdict
 
-    private int verifyAndReport(Progress before, Progress healed, Progress after) throws IOException {
+    private int verifyAndReport(Cluster.Progress before, Cluster.Progress healed, Cluster.Progress after)
+            throws IOException {
         // The checker runs in this process, on this run's pool: its typed result goes into the report.
         Verifier.Result checked = null;
         String checkerError = null;
         try {
-            checked = Verifier.check(ds, opt.schema);
+            checked = Verifier.check(cluster.dataSource(), opt.schema);
         } catch (SQLException | RuntimeException e) {
             checkerError = "the checker could not read the workload: " + e.getMessage();
         }
         boolean checkerPassed = checked != null && checked.ok();
         boolean progressed = after != null;
+        List<String> supervisorRestarts = cluster.supervisorRestarts();
+        List<String> crashes = cluster.crashes();
         boolean pass = checkerPassed && progressed && faultErrors.isEmpty() && crashes.isEmpty();
 
-        Map<String, Object> json = new LinkedHashMap<>();
-        json.put("verdict", pass ? "PASS" : "FAIL");
-        json.put("seed", plan.seed());
-        json.put("replay", opt.replay(plan));
-        json.put("nodes", plan.nodes());
-        json.put("durationMs", plan.duration().toMillis());
-        json.put("database", server != null ? "embedded PostgreSQL (restartable)" : Db.redact(url));
-        Map<String, Object> counts = new LinkedHashMap<>();
+        Map<Kind, Integer> injectedNow;
+        int skippedNow;
         synchronized (injected) {
-            injected.forEach((k, v) -> counts.put(k.name(), v));
+            injectedNow = new EnumMap<>(injected);
+            skippedNow = skipped;
         }
-        json.put("faultsInjected", counts);
-        synchronized (injected) {
-            json.put("faultsSkipped", skipped);
-        }
-        json.put("faultErrors", List.copyOf(faultErrors));
-        json.put("supervisorRestarts", List.copyOf(supervisorRestarts));
-        json.put("crashes", List.copyOf(crashes));
-        List<Object> schedule = new ArrayList<>();
-        plan.faults().forEach(f -> schedule.add(f.describe()));
-        json.put("schedule", schedule);
-        Progress end = after != null ? after : progress();
-        if (end != null) {
-            Map<String, Object> p = new LinkedHashMap<>();
-            p.put("ledgerRows", end.ledgerRows());
-            p.put("jobsEnqueued", end.enqueued());
-            p.put("jobEffects", end.effects());
-            p.put("ticks", end.ticks());
-            p.put("lastGeneration", end.generation());
-            json.put("progress", p);
-        }
-        json.put("progressAfterHealing", progressed);
-        json.put("checker", checked != null ? checked.toJson() : Map.of("error", checkerError));
-        json.put("nodeLogs", logs.toString());
+        Map<String, Integer> injectedByName = new LinkedHashMap<>();
+        injectedNow.forEach((k, v) -> injectedByName.put(k.name(), v));
+        Cluster.Progress end = after != null ? after : progress();
+        Report report = new Report(
+                pass ? "PASS" : "FAIL",
+                plan.seed(),
+                opt.replay(plan),
+                plan.nodes(),
+                plan.duration().toMillis(),
+                cluster.embedded() ? "embedded PostgreSQL (restartable)" : Db.redact(cluster.url()),
+                injectedByName,
+                skippedNow,
+                List.copyOf(faultErrors),
+                supervisorRestarts,
+                crashes,
+                plan.faults().stream().map(Fault::describe).toList(),
+                Optional.ofNullable(end)
+                        .map(p -> new Workload(p.ledgerRows(), p.enqueued(), p.effects(), p.ticks(), p.generation())),
+                progressed,
+                checked != null ? checked.toJson() : Map.of("error", checkerError),
+                cluster.logs().toString());
         Path reportFile = opt.report.toAbsolutePath();
         if (reportFile.getParent() != null) {
             Files.createDirectories(reportFile.getParent());
         }
-        Files.writeString(reportFile, Json.write(json), StandardCharsets.UTF_8);
+        Files.writeString(reportFile, Json.write(report), StandardCharsets.UTF_8);
 
         String rule = "=".repeat(78);
         out.println();
         out.println(rule);
         out.println(" Baton chaos run (E03): " + (pass ? "PASS" : "FAIL") + "   seed " + plan.seed());
         out.println(rule);
-        int skippedFaults;
-        synchronized (injected) {
-            skippedFaults = skipped;
-        }
-        out.println(" faults injected  " + counts(injectedCopy())
-                + (skippedFaults == 0 ? "" : "; " + skippedFaults + " skipped (target down, or no session to end)")
+        out.println(" faults injected  " + counts(injectedNow)
+                + (skippedNow == 0 ? "" : "; " + skippedNow + " skipped (target down, or no session to end)")
                 + (faultErrors.isEmpty() ? "" : "; " + faultErrors.size() + " could not be injected"));
         faultErrors.forEach(e -> out.println("                  ! " + e));
         if (!supervisorRestarts.isEmpty()) {
@@ -563,12 +361,6 @@ final class ChaosRun {
         return pass ? Main.EXIT_OK : Main.EXIT_CHECK_FAILED;
     }
 
-    private Map<Kind, Integer> injectedCopy() {
-        synchronized (injected) {
-            return new EnumMap<>(injected);
-        }
-    }
-
     private static String counts(Map<Kind, Integer> counts) {
         StringBuilder sb = new StringBuilder("(");
         counts.forEach((k, v) ->
@@ -578,27 +370,33 @@ final class ChaosRun {
 
     // ------------------------------------------------------------------------------------------ plumbing
 
-    private synchronized void cleanup() {
-        finishing = true;
-        scheduler.shutdownNow();
-        supervisor.shutdownNow();
-        if (fleet != null) {
-            fleet.close();
-        }
-        proxies.values().forEach(FaultProxy::close);
-        if (ds != null) {
-            ds.close();
-        }
-        if (server != null) {
-            server.close();
-        }
-    }
+    /**
+     * The JSON report, field by field. {@code progress} is left out when the database could not be read;
+     * {@code checker} is the verifier's own JSON (as {@code baton verify --json}), or the error that stopped it.
+     */
+    private record Report(
+            String verdict,
+            long seed,
+            String replay,
+            int nodes,
+            long durationMs,
+            String database,
+            Map<String, Integer> faultsInjected,
+            int faultsSkipped,
+            List<String> faultErrors,
+            List<String> supervisorRestarts,
+            List<String> crashes,
+            List<String> schedule,
+            Optional<Workload> progress,
+            boolean progressAfterHealing,
+            Map<String, Object> checker,
+            String nodeLogs) {}
+
+    /** The workload's counts at the end of the run. */
+    private record Workload(long ledgerRows, long jobsEnqueued, long jobEffects, long ticks, long lastGeneration) {}
 
     private void say(String line) {
-        synchronized (out) {
-            out.println(String.format(Locale.ROOT, "[%6.1fs] %s", (System.nanoTime() - t0) / 1e9, line));
-            out.flush();
-        }
+        cluster.say(line);
     }
 
     private static String secs(long nanos) {

@@ -1,6 +1,5 @@
 package dev.baton.cli;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Baton;
 import dev.baton.LeaseHistoryEntry;
 import dev.baton.LeaseInfo;
@@ -23,7 +22,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -33,36 +31,28 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
-import java.util.stream.Collectors;
+import javax.sql.DataSource;
 
 /**
- * One run of {@code baton demo}: starts the database and the node processes, drives the fault timeline,
- * then stops everything, checks the recorded history and reports.
+ * One run of {@code baton demo}: scripts a {@link Cluster} (the database and the node processes) through the
+ * fault timeline, then stops everything, checks the recorded history and reports.
  *
  * <p>Every step that the report depends on waits by polling the database (or the nodes' event lines) with
  * a generous time-out, so a slow machine makes the demo slower, not wrong. Sleeps only pace the demo.
  */
 final class DemoRun {
     private static final Duration POLL = Duration.ofMillis(20);
-    private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
     private static final Duration STEP_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration PLAIN_EVERY = Duration.ofSeconds(5);
 
     private final DemoCommand opt;
     private final PrintWriter out;
-    private final long t0 = System.nanoTime();
+    private final Cluster cluster;
 
-    private final List<Event> events = new ArrayList<>(); // guarded by itself
     private final List<String> failures = new CopyOnWriteArrayList<>();
 
-    private volatile boolean cleanedUp;
-    private volatile boolean finished;
-    private EmbeddedServer server;
-    private NodeFleet fleet;
-    private HikariDataSource ds;
+    private DataSource ds;
     private Leases leases;
-    private String url;
-    private Path logs;
     private long generationBefore; // the lease's generation before this run (0: never acquired)
     private long seqBefore; // the ledger's highest seq before this run
     private long runStartNanos; // first election
@@ -73,10 +63,9 @@ final class DemoRun {
 
     private KillStep kill;
     private GracefulStep graceful;
-    private BackendsStep backends;
+    private Step backends; // NoBackends or BackendsCut
     private volatile int faults;
     private final boolean tty;
-    private volatile String statusLine; // the progress line shown on a terminal, or null
     private volatile boolean progressStop;
     private Thread progress;
     private long effectsBefore;
@@ -87,14 +76,16 @@ final class DemoRun {
         this.opt = opt;
         this.out = out;
         this.tty = !opt.plain && System.console() != null;
+        this.cluster = new Cluster("demo", out, "[%7.2fs] ");
     }
 
     // ------------------------------------------------------------------------------------------ run
 
     int run() throws Exception {
-        Thread hook = new Thread(this::cleanup, "baton-demo-cleanup");
-        Runtime.getRuntime().addShutdownHook(hook);
-        try {
+        cluster.onInterrupt(() -> say("interrupted: stopping every node process"
+                + (cluster.embedded() ? " and the embedded PostgreSQL" : "")));
+        cluster.onEvent(this::show);
+        try (cluster) {
             setUp();
             try {
                 timeline();
@@ -104,49 +95,20 @@ final class DemoRun {
                 say("STEP FAILED: " + msg);
             }
             stopAll();
-            int code = verifyAndReport();
-            finished = true;
-            return code;
-        } finally {
-            finished = true;
-            cleanup();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException e) {
-                // already shutting down
-            }
+            return verifyAndReport();
         }
     }
 
     private void setUp() throws IOException, SQLException {
-        if (opt.jdbcUrl == null) {
-            say("starting an embedded PostgreSQL (the first run unpacks it, which takes a few seconds)");
-            server = EmbeddedServer.start();
-            url = server.jdbcUrl();
-        } else {
-            url = opt.jdbcUrl;
-        }
-        ds = Db.pool(url, "baton-demo", 3);
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SHOW server_version")) {
-            rs.next();
-            say("PostgreSQL " + rs.getString(1) + " at " + Db.redact(url));
-        }
-        MigrationResult m = Baton.migrate(ds, opt.schema);
-        String q = "\"" + opt.schema + "\"";
-        VerifyWorkload.install(ds, opt.schema);
-        long[] before = workloadCounts();
-        effectsBefore = before[0];
-        ticksBefore = before[1];
-        enqueuedBefore = before[2];
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement()) {
-            try (ResultSet rs = s.executeQuery("SELECT coalesce(max(seq), 0) FROM " + q + "." + DemoCommand.LEDGER)) {
-                rs.next();
-                seqBefore = rs.getLong(1);
-            }
-        }
+        cluster.startDatabase(opt.jdbcUrl);
+        ds = cluster.dataSource();
+        say("PostgreSQL " + cluster.serverVersion() + " at " + Db.redact(cluster.url()));
+        MigrationResult m = cluster.prepareSchema(opt.schema, false, false);
+        Cluster.Progress before = cluster.progress();
+        effectsBefore = before.effects();
+        ticksBefore = before.ticks();
+        enqueuedBefore = before.enqueued();
+        seqBefore = maxSeq();
         leases = Baton.builder(ds)
                 .schema(opt.schema)
                 .migrateOnStart(false)
@@ -158,82 +120,15 @@ final class DemoRun {
                 + (m.changed() ? "migrated to version " + m.to() : "already at version " + m.to())
                 + "; ledger table " + opt.schema + "." + DemoCommand.LEDGER + " ready"
                 + (seqBefore > 0 ? " (earlier runs' rows are left out of this report)" : ""));
-        logs = opt.logDir != null ? Files.createDirectories(opt.logDir) : Files.createTempDirectory("baton-demo-");
         say("starting " + opt.nodes + " node processes: lease '" + DemoCommand.LEASE + "', TTL "
                 + Durations.human(opt.ttl) + ", renewal every " + Durations.human(opt.renew)
                 + "; the leader appends a fenced row every 20 ms and enqueues 50 jobs/s");
-        say("node logs: " + logs);
-        fleet = new NodeFleet(logs, this::nodeArgs, new NodeFleet.Listener() {
-            @Override
-            public void line(NodeFleet.Node node, long pid, String line) {
-                onLine(node.id, pid, line);
-            }
-
-            @Override
-            public void exited(NodeFleet.Node node, long pid, int exitCode) {
-                onExit(node.id, pid, exitCode);
-            }
-        });
-        for (int i = 1; i <= opt.nodes; i++) {
-            try {
-                fleet.add("node-" + i, url);
-            } catch (IOException e) {
-                throw new CliException(
-                        Main.EXIT_USAGE, "could not start node process node-" + i + ": " + e.getMessage(), e);
-            }
-        }
-        long deadline = System.nanoTime() + STARTUP_TIMEOUT.toNanos();
-        for (int i = 1; i <= opt.nodes; i++) {
-            String problem = awaitReady(fleet.node("node-" + i), deadline);
-            if (problem != null) {
-                throw new CliException(Main.EXIT_USAGE, problem);
-            }
-        }
-    }
-
-    private List<String> nodeArgs(NodeFleet.Node n) {
-        return List.of(
-                "--schema",
-                opt.schema,
-                "--node-id",
-                n.id,
-                "--workload",
-                "verify",
-                "--ttl",
-                opt.ttl.toMillis() + "ms",
-                "--renew",
-                opt.renew.toMillis() + "ms",
-                "--stale-write-probe",
-                "--exit-on-stdin-eof");
-    }
-
-    /** Waits for a node process's READY line; returns why it did not come, or null. */
-    private String awaitReady(NodeFleet.Node n, long deadline) {
-        String id = n.id;
-        long pid = n.pid();
-        Event e = awaitEvent(x -> x.pid == pid && (x.type.equals("READY") || x.type.equals("EXITED")), deadline);
-        if (e != null && e.type.equals("READY")) {
-            return null;
-        }
-        Path log = fleet.log(n);
-        String tail = "";
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            tail = lines.subList(Math.max(0, lines.size() - 5), lines.size()).stream()
-                    .map(l -> "\n    " + l)
-                    .collect(Collectors.joining());
-        } catch (IOException | RuntimeException ex) {
-            // no log to show
-        }
-        return id
-                + (e == null
-                        ? " did not start within " + Durations.human(STARTUP_TIMEOUT)
-                        : " exited while starting (" + exitMeaning(Integer.parseInt(e.detail)) + ")")
-                + "; see " + log + tail;
+        cluster.startNodes(
+                opt.nodes, new Cluster.NodeSettings(opt.schema, opt.ttl, opt.renew, true), opt.logDir, false);
     }
 
     private void timeline() {
-        Leader first = awaitLeader(generationBefore, STARTUP_TIMEOUT, "a first leader");
+        Leader first = awaitLeader(generationBefore, Cluster.STARTUP_TIMEOUT, "a first leader");
         runStartNanos = first.seenNanos;
         startProgress();
         long d = opt.duration.toNanos();
@@ -253,13 +148,13 @@ final class DemoRun {
     /** Fault 1: SIGSTOP the leader for longer than its lease, then SIGCONT it: its stale write must be refused. */
     private void pauseLeader() {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to pause");
-        NodeFleet.Node p = fleet.node(l.owner);
+        NodeFleet.Node p = cluster.node(l.owner);
         say("");
         faults++;
         say("FAULT 1/4  pause the leader: SIGSTOP " + l.owner + " (pid " + p.pid() + ", generation " + l.generation
                 + ") for longer than its " + Durations.human(opt.ttl) + " lease");
         long stopAt = System.nanoTime();
-        act("SIGSTOP " + l.owner, () -> fleet.pause(p));
+        act("SIGSTOP " + l.owner, () -> cluster.pause(p));
         Leader next = awaitLeader(
                 l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover while " + l.owner + " is paused");
         long takeoverMs = millis(next.seenNanos - stopAt);
@@ -274,39 +169,40 @@ final class DemoRun {
         say("           SIGCONT " + l.owner + " after " + ms(pausedMs) + ": it wakes up still running generation "
                 + l.generation + "'s task, unaware that generation " + next.generation + " exists");
         long contAt = System.nanoTime();
-        act("SIGCONT " + l.owner, () -> fleet.resume(p));
+        act("SIGCONT " + l.owner, () -> cluster.resume(p));
         long deadline = System.nanoTime() + STEP_TIMEOUT.toNanos();
         // A generation is granted once, so these events can only be about the paused term.
-        Predicate<Event> ofStaleTerm = e -> e.node.equals(l.owner) && e.generation == l.generation;
-        Event revoked = awaitEvent(ofStaleTerm.and(e -> e.type.equals("REVOKED")), deadline);
+        Predicate<Cluster.Event> ofStaleTerm = e -> e.node().equals(l.owner) && e.generation() == l.generation;
+        Cluster.Event revoked = cluster.awaitEvent(ofStaleTerm.and(e -> e.is("REVOKED")), deadline);
         if (revoked == null) {
             throw new StepFailed(l.owner + " did not step down from generation " + l.generation + " within "
                     + Durations.human(STEP_TIMEOUT) + " after SIGCONT");
         }
         // After LOST or DEADLINE the node deliberately writes once more under the revoked grant (as a zombie
         // task would): the database fence decides.
-        boolean probed = revoked.detail.equals("LOST") || revoked.detail.equals("DEADLINE");
-        Event probe = probed ? awaitEvent(ofStaleTerm.and(e -> e.type.startsWith("STALE_WRITE_")), deadline) : null;
-        Event rejected = findEvent(ofStaleTerm.and(e -> e.type.equals("WRITE_REJECTED")));
+        boolean probed = revoked.detail().equals("LOST") || revoked.detail().equals("DEADLINE");
+        Cluster.Event probe =
+                probed ? cluster.awaitEvent(ofStaleTerm.and(e -> e.type().startsWith("STALE_WRITE_")), deadline) : null;
+        Cluster.Event rejected = cluster.findEvent(ofStaleTerm.and(e -> e.is("WRITE_REJECTED")));
         List<String> parts = new ArrayList<>();
         if (rejected != null) {
             parts.add(
-                    rejected.detail.equals("database")
+                    rejected.detail().equals("database")
                             ? "its task's next fenced write (generation " + l.generation
                                     + ") was rejected by the database"
                             : "its task's next write was refused locally (term already cancelled)");
         }
-        parts.add("it stepped down (" + revoked.detail + ") " + ms(Math.max(0, millis(revoked.nanos - contAt)))
+        parts.add("it stepped down (" + revoked.detail() + ") " + ms(Math.max(0, millis(revoked.nanos() - contAt)))
                 + " after SIGCONT");
         String probeOutcome = !probed
-                ? "not attempted (the term ended " + revoked.detail + ")"
+                ? "not attempted (the term ended " + revoked.detail() + ")"
                 : probe == null
                         ? "not reported"
-                        : probe.type.equals("STALE_WRITE_REJECTED")
+                        : probe.is("STALE_WRITE_REJECTED")
                                 ? "rejected by the database"
-                                : probe.type.equals("STALE_WRITE_COMMITTED") ? "COMMITTED" : "failed: " + probe.detail;
+                                : probe.is("STALE_WRITE_COMMITTED") ? "COMMITTED" : "failed: " + probe.detail();
         parts.add("a deliberate write with its old generation-" + l.generation + " grant was " + probeOutcome);
-        if (probe == null || !probe.type.equals("STALE_WRITE_REJECTED")) {
+        if (probe == null || !probe.is("STALE_WRITE_REJECTED")) {
             failures.add("the deliberate stale write of " + l.owner + " under generation " + l.generation
                     + " after generation " + next.generation + " existed was " + probeOutcome
                     + "; expected: rejected by the database");
@@ -320,9 +216,9 @@ final class DemoRun {
                 next.generation,
                 takeoverMs,
                 pausedMs,
-                rejected == null ? "none attempted" : "rejected by the " + rejected.detail,
-                revoked.detail,
-                Math.max(0, millis(revoked.nanos - contAt)),
+                rejected == null ? "none attempted" : "rejected by the " + rejected.detail(),
+                revoked.detail(),
+                Math.max(0, millis(revoked.nanos() - contAt)),
                 probeOutcome,
                 outcome);
     }
@@ -330,13 +226,13 @@ final class DemoRun {
     /** Fault 2: SIGKILL the leader; measure until a new generation appears; restart the node. */
     private void killLeader() {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to kill");
-        NodeFleet.Node p = fleet.node(l.owner);
+        NodeFleet.Node p = cluster.node(l.owner);
         say("");
         faults++;
         say("FAULT 2/4  crash the leader: SIGKILL " + l.owner + " (pid " + p.pid() + ", generation " + l.generation
                 + "); polling the lease every " + POLL.toMillis() + " ms");
         long killAt = System.nanoTime();
-        act("SIGKILL " + l.owner, () -> fleet.kill(p)); // returns once the process is gone
+        act("SIGKILL " + l.owner, () -> cluster.kill(p)); // returns once the process is gone
         Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a takeover after SIGKILL");
         long takeoverMs = millis(next.seenNanos - killAt);
         say("           takeover: " + next.owner + " leads with generation " + next.generation + ", " + ms(takeoverMs)
@@ -360,16 +256,8 @@ final class DemoRun {
         long seq = maxSeq();
         long at = System.nanoTime();
         int n;
-        try (Connection c = ds.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER "
-                        + "(WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name IN (?, ?) "
-                        + "AND pid <> pg_backend_pid()")) {
-            ps.setString(1, l.owner + "-app");
-            ps.setString(2, l.owner + "-coordination");
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                n = rs.getInt(1);
-            }
+        try {
+            n = cluster.terminateBackends(l.owner);
         } catch (SQLException e) {
             throw new StepFailed(
                     "pg_terminate_backend failed (the demo's role may lack the right): " + Db.rootMessage(e));
@@ -378,7 +266,7 @@ final class DemoRun {
             say("           no backend of " + l.owner
                     + " found: behind a transaction-pooling proxy a node's connections "
                     + "are shared, so this fault cannot target one node");
-            backends = BackendsStep.noneFound(l.owner);
+            backends = new NoBackends(l.owner, 0);
             return;
         }
         // Recovered: a fenced ledger row committed after the cut, by whichever node leads now.
@@ -391,7 +279,7 @@ final class DemoRun {
                         + l.generation + ")";
         say("           " + n + " backend(s) terminated; fenced writes resumed " + ms(recoveredMs) + " later: "
                 + outcome);
-        backends = new BackendsStep(l.owner, l.generation, n, recoveredMs, now.owner, now.generation);
+        backends = new BackendsCut(l.owner, n, l.generation, recoveredMs, now.owner, now.generation);
     }
 
     private long maxSeq() {
@@ -409,13 +297,13 @@ final class DemoRun {
     /** Fault 4: SIGTERM the leader; its shutdown hook releases the lease; measure the hand-off. */
     private void stopLeaderGracefully() {
         Leader l = awaitLeader(generationBefore, STEP_TIMEOUT, "a leader to stop");
-        NodeFleet.Node p = fleet.node(l.owner);
+        NodeFleet.Node p = cluster.node(l.owner);
         say("");
         faults++;
         say("FAULT 4/4  stop the leader gracefully: SIGTERM " + l.owner + " (pid " + p.pid() + ", generation "
                 + l.generation + "); its shutdown hook closes Baton, which releases the lease");
         long termAt = System.nanoTime();
-        act("SIGTERM " + l.owner, () -> fleet.terminate(p));
+        act("SIGTERM " + l.owner, () -> cluster.terminate(p));
         Leader next = awaitLeader(l.generation, opt.ttl.multipliedBy(3).plus(STEP_TIMEOUT), "a hand-off after SIGTERM");
         long handOffMs = millis(next.seenNanos - termAt);
         String endReason = leases.history(DemoCommand.LEASE, 50).stream()
@@ -441,7 +329,7 @@ final class DemoRun {
         stopProgress();
         say("");
         say("stopping all nodes (SIGTERM): each drains (running jobs finish), releases its lease and exits");
-        fleet.stopAll(Duration.ofSeconds(20));
+        cluster.stopAll(Duration.ofSeconds(20));
     }
 
     private int verifyAndReport() throws IOException, SQLException {
@@ -467,71 +355,53 @@ final class DemoRun {
         for (Write w : writes) {
             rowsPerGeneration.merge(w.generation(), 1L, Long::sum);
         }
-        long taskRejected = countEvents(e -> e.type.equals("WRITE_REJECTED") && e.detail.equals("database"));
-        long probeRejected = countEvents(e -> e.type.equals("STALE_WRITE_REJECTED"));
+        long taskRejected =
+                cluster.countEvents(e -> e.is("WRITE_REJECTED") && e.detail().equals("database"));
+        long probeRejected = cluster.countEvents(e -> e.is("STALE_WRITE_REJECTED"));
         long rejectedByDb = taskRejected + probeRejected;
-        long refusedLocally = countEvents(e -> e.type.equals("WRITE_REJECTED") && !e.detail.equals("database"));
-        long unknown = countEvents(e -> e.type.equals("WRITE_UNKNOWN"));
+        long refusedLocally =
+                cluster.countEvents(e -> e.is("WRITE_REJECTED") && !e.detail().equals("database"));
+        long unknown = cluster.countEvents(e -> e.is("WRITE_UNKNOWN"));
         Verifier.Result verification = Verifier.check(ds, opt.schema);
         boolean pass = check.ok() && verification.ok() && failures.isEmpty();
         long runMs = runStartNanos == 0 ? 0 : millis(System.nanoTime() - runStartNanos);
 
-        Map<String, Object> json = new LinkedHashMap<>();
-        json.put("verdict", pass ? "PASS" : "FAIL");
-        json.put("nodes", opt.nodes);
-        json.put("lease", DemoCommand.LEASE);
-        json.put("leaseTtlMs", opt.ttl.toMillis());
-        json.put("renewIntervalMs", opt.renew.toMillis());
-        json.put("runMs", runMs);
-        json.put("generations", history.size());
-        json.put("rowsWritten", writes.size());
-        List<Object> gens = new ArrayList<>();
-        for (LeaseHistoryEntry h : history) {
-            Map<String, Object> g = new LinkedHashMap<>();
-            g.put("generation", h.generation());
-            g.put("owner", h.owner());
-            g.put("rows", rowsPerGeneration.getOrDefault(h.generation(), 0L));
-            g.put("ended", h.endReason().orElse(null));
-            gens.add(g);
-        }
-        json.put("generationDetails", gens);
-        json.put("takeoverAfterKillMs", kill == null ? null : kill.takeoverMs());
-        json.put("handOffAfterReleaseMs", graceful == null ? null : graceful.handOffMs());
-        json.put("takeoverAfterPauseMs", pause == null ? null : pause.takeoverMs());
-        Map<String, Object> stale = new LinkedHashMap<>();
-        stale.put("rejectedByDatabase", rejectedByDb);
-        stale.put("taskWritesRejectedByDatabase", taskRejected);
-        stale.put("deliberateStaleWritesRejected", probeRejected);
-        stale.put("refusedLocally", refusedLocally);
-        stale.put("unknownOutcome", unknown);
-        json.put("staleWrites", stale);
-        Map<String, Object> faults = new LinkedHashMap<>();
-        faults.put("pause", pause == null ? Map.of() : pause);
-        faults.put("kill", kill == null ? Map.of() : kill);
-        faults.put("terminateBackends", backends == null ? Map.of() : backends.toJson());
-        faults.put("gracefulStop", graceful == null ? Map.of() : graceful);
-        json.put("faultsInjected", this.faults);
-        json.put("faults", faults);
-        json.put("verification", verification.toJson());
-        Map<String, Object> checker = new LinkedHashMap<>();
-        checker.put("ok", check.ok());
-        checker.put("grantsChecked", check.grantsChecked());
-        checker.put("writesChecked", check.writesChecked());
-        checker.put(
-                "rules",
-                List.of(
-                        "R1 at most one owner per generation",
-                        "R3 committed writes never go back in generation (ledger order)",
-                        "R4 every write carries a generation granted to its writer"));
-        checker.put("violations", check.violations());
-        json.put("checker", checker);
-        json.put("failures", List.copyOf(failures));
-        json.put("nodeLogs", logs.toString());
+        Report report = new Report(
+                pass ? "PASS" : "FAIL",
+                opt.nodes,
+                DemoCommand.LEASE,
+                opt.ttl.toMillis(),
+                opt.renew.toMillis(),
+                runMs,
+                history.size(),
+                writes.size(),
+                history.stream()
+                        .map(h -> new GenerationDetail(
+                                h.generation(),
+                                h.owner(),
+                                rowsPerGeneration.getOrDefault(h.generation(), 0L),
+                                h.endReason().orElse(null)))
+                        .toList(),
+                kill == null ? null : kill.takeoverMs(),
+                graceful == null ? null : graceful.handOffMs(),
+                pause == null ? null : pause.takeoverMs(),
+                new StaleWrites(rejectedByDb, taskRejected, probeRejected, refusedLocally, unknown),
+                this.faults,
+                new Faults(
+                        pause == null ? NOT_COMPLETED : pause,
+                        kill == null ? NOT_COMPLETED : kill,
+                        backends == null ? NOT_COMPLETED : backends,
+                        graceful == null ? NOT_COMPLETED : graceful),
+                verification.toJson(),
+                new HistoryCheck(
+                        check.ok(), check.grantsChecked(), check.writesChecked(), CHECKER_RULES, check.violations()),
+                List.copyOf(failures),
+                cluster.logs().toString());
         Path reportFile = opt.report.toAbsolutePath();
         if (reportFile.getParent() != null) {
             Files.createDirectories(reportFile.getParent());
         }
-        Files.writeString(reportFile, Json.write(json), StandardCharsets.UTF_8);
+        Files.writeString(reportFile, Json.write(report), StandardCharsets.UTF_8);
 
         StringBuilder r = new StringBuilder();
         String rule = "=".repeat(78);
@@ -562,17 +432,15 @@ final class DemoRun {
         row(
                 r,
                 "  backends terminated",
-                backends == null
-                        ? "not completed"
-                        : backends.backendsTerminated() == 0
-                                ? "none found for " + backends.node() + " (connections shared behind a pooler)"
-                                : backends.backendsTerminated()
-                                        + " of " + backends.node() + "; fenced writes resumed after "
-                                        + ms(backends.writesResumedMs())
-                                        + (backends.generationAfter() == backends.generation()
-                                                ? " (kept its lease)"
-                                                : " (" + backends.leaderAfter() + " took over, g"
-                                                        + backends.generationAfter() + ")"));
+                backends instanceof BackendsCut b
+                        ? b.backendsTerminated() + " of " + b.node() + "; fenced writes resumed after "
+                                + ms(b.writesResumedMs())
+                                + (b.generationAfter() == b.generation()
+                                        ? " (kept its lease)"
+                                        : " (" + b.leaderAfter() + " took over, g" + b.generationAfter() + ")")
+                        : backends instanceof NoBackends b
+                                ? "none found for " + b.node() + " (connections shared behind a pooler)"
+                                : "not completed");
         row(
                 r,
                 "  SIGTERM leader",
@@ -667,10 +535,10 @@ final class DemoRun {
             if (l.isPresent() && l.get().generation > above) {
                 Leader x = l.get();
                 long seen = firstSeen.computeIfAbsent(x.generation, g -> x.seenNanos);
-                Event elected = findEvent(
-                        e -> e.node.equals(x.owner) && e.type.equals("ELECTED") && e.generation == x.generation);
-                NodeFleet.Node n = elected == null ? null : fleet.node(x.owner); // a node of this demo
-                if (n != null && !n.paused && n.pid() == elected.pid) {
+                Cluster.Event elected = cluster.findEvent(
+                        e -> e.node().equals(x.owner) && e.is("ELECTED") && e.generation() == x.generation);
+                NodeFleet.Node n = elected == null ? null : cluster.node(x.owner); // a node of this demo
+                if (n != null && !n.paused && n.pid() == elected.pid()) {
                     return new Leader(x.owner, x.generation, seen, x.left);
                 }
             }
@@ -700,19 +568,6 @@ final class DemoRun {
 
     // ------------------------------------------------------------------------------------------ live progress
 
-    /** Counts of the workload's tables: {effects, ticks, enqueued}. */
-    private long[] workloadCounts() throws SQLException {
-        String q = "\"" + opt.schema + "\".";
-        try (Connection c = ds.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs =
-                        s.executeQuery("SELECT (SELECT count(*) FROM " + q + "verify_effect), (SELECT count(*) FROM "
-                                + q + "verify_tick), (SELECT count(*) FROM " + q + "verify_enqueued)")) {
-            rs.next();
-            return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3)};
-        }
-    }
-
     /**
      * Shows progress while the nodes run: on a terminal one line redrawn in place (event lines scroll above it),
      * otherwise a plain line every few seconds.
@@ -725,8 +580,8 @@ final class DemoRun {
                     while (!progressStop) {
                         try {
                             long now = System.nanoTime();
-                            long[] c = workloadCounts();
-                            long done = c[0] - effectsBefore;
+                            Cluster.Progress c = cluster.progress();
+                            long done = c.effects() - effectsBefore;
                             window.addLast(new long[] {now, done});
                             while (window.size() > 2 && now - window.peekFirst()[0] > TimeUnit.SECONDS.toNanos(3)) {
                                 window.removeFirst();
@@ -749,15 +604,11 @@ final class DemoRun {
                                     l.map(x -> x.owner + " g" + x.generation).orElse("none"),
                                     rate,
                                     done,
-                                    Math.max(0, (c[2] - enqueuedBefore) - done),
-                                    c[1] - ticksBefore,
+                                    Math.max(0, (c.enqueued() - enqueuedBefore) - done),
+                                    c.ticks() - ticksBefore,
                                     faults);
                             if (tty) {
-                                synchronized (out) {
-                                    statusLine = line;
-                                    out.print("\r\033[2K" + line);
-                                    out.flush();
-                                }
+                                cluster.status(line);
                             } else if (now - nextPlain >= 0) {
                                 say("progress   " + line);
                                 nextPlain = now + PLAIN_EVERY.toNanos();
@@ -787,13 +638,7 @@ final class DemoRun {
                 Thread.currentThread().interrupt();
             }
         }
-        synchronized (out) {
-            if (statusLine != null) {
-                out.print("\r\033[2K");
-                out.flush();
-                statusLine = null;
-            }
-        }
+        cluster.status(null);
     }
 
     /** Rows this run wrote, all of them ({@code generation < 0}) or of one generation. */
@@ -819,31 +664,20 @@ final class DemoRun {
 
     /** Starts a fresh process for a node whose process has ended and waits until it is ready. */
     private void restart(NodeFleet.Node n) {
-        act("restarting " + n.id, () -> fleet.start(n));
+        act("restarting " + n.id, () -> cluster.startIfDown(n));
         say(String.format(Locale.ROOT, "%-10s restarted as pid %d", n.id, n.pid()));
-        String problem = awaitReady(n, System.nanoTime() + STARTUP_TIMEOUT.toNanos());
+        String problem = cluster.awaitReady(n, System.nanoTime() + Cluster.STARTUP_TIMEOUT.toNanos());
         if (problem != null) {
             throw new StepFailed(problem);
         }
     }
 
-    private void onLine(String node, long pid, String line) {
-        String[] f = line.split(" ", 3);
-        String type = f[0];
-        long gen = -1;
-        if (f.length > 1 && !type.equals("READY")) {
-            try {
-                gen = Long.parseLong(f[1]);
-            } catch (NumberFormatException e) {
-                gen = -1;
-            }
-        }
-        if (type.equals("STATS")) {
-            return;
-        }
-        String detail = f.length > 2 ? f[2] : type.equals("READY") && f.length > 1 ? f[1] : "";
-        record(new Event(System.nanoTime(), node, pid, type, gen, detail));
-        String text = switch (type) {
+    /** Shows a node's event line (or its process's end) as it comes. */
+    private void show(Cluster.Event e) {
+        long gen = e.generation();
+        String detail = e.detail();
+        String text = switch (e.type()) {
+            case "EXITED" -> "process " + e.pid() + " ended (" + Cluster.exitMeaning(Integer.parseInt(detail)) + ")";
             case "READY" -> "ready (pid " + detail + ")";
             case "ELECTED" -> "ELECTED leader with generation " + gen;
             case "REVOKED" -> "stepped down from generation " + gen + ": " + detail + " (" + revocation(detail) + ")";
@@ -865,14 +699,9 @@ final class DemoRun {
             case "STALE_WRITE_ERROR" -> "a write with its revoked generation-" + gen + " grant failed: " + detail;
             case "DRAINING" -> "draining: claims no new jobs, running ones finish";
             case "STOPPED" -> "closed cleanly (Baton stopped its leadership and recorded the node as stopped)";
-            default -> line;
+            default -> e.line();
         };
-        say(String.format(Locale.ROOT, "%-10s %s", node, text));
-    }
-
-    private void onExit(String node, long pid, int code) {
-        record(new Event(System.nanoTime(), node, pid, "EXITED", -1, Integer.toString(code)));
-        say(String.format(Locale.ROOT, "%-10s process %d ended (%s)", node, pid, exitMeaning(code)));
+        say(String.format(Locale.ROOT, "%-10s %s", e.node(), text));
     }
 
     private static String revocation(String reason) {
@@ -883,15 +712,6 @@ final class DemoRun {
             case "TASK_COMPLETED" -> "the task returned";
             case "TASK_FAILED" -> "the task failed";
             default -> "?";
-        };
-    }
-
-    private static String exitMeaning(int code) {
-        return switch (code) {
-            case 0 -> "exit 0";
-            case 137 -> "killed by SIGKILL";
-            case 143 -> "exit 143 after SIGTERM";
-            default -> code > 128 ? "signal " + (code - 128) : "exit " + code;
         };
     }
 
@@ -922,87 +742,10 @@ final class DemoRun {
         });
     }
 
-    /** Idempotent: every child process ends, the pool closes, the embedded database stops. */
-    private synchronized void cleanup() {
-        if (cleanedUp) {
-            return;
-        }
-        cleanedUp = true;
-        if (!finished) {
-            say("interrupted: stopping every node process" + (server != null ? " and the embedded PostgreSQL" : ""));
-        }
-        if (fleet != null) {
-            fleet.close();
-        }
-        if (ds != null) {
-            ds.close();
-        }
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------ events and output
-
-    private record Event(long nanos, String node, long pid, String type, long generation, String detail) {}
-
-    private void record(Event e) {
-        synchronized (events) {
-            events.add(e);
-            events.notifyAll();
-        }
-    }
-
-    private Event findEvent(Predicate<Event> p) {
-        synchronized (events) {
-            return events.stream().filter(p).findFirst().orElse(null);
-        }
-    }
-
-    private long countEvents(Predicate<Event> p) {
-        synchronized (events) {
-            return events.stream().filter(p).count();
-        }
-    }
-
-    /** Waits until an event matching {@code p} has been recorded, or {@code deadlineNanos}; null on time-out. */
-    private Event awaitEvent(Predicate<Event> p, long deadlineNanos) {
-        synchronized (events) {
-            while (true) {
-                Event e = events.stream().filter(p).findFirst().orElse(null);
-                if (e != null) {
-                    return e;
-                }
-                long left = deadlineNanos - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(events, left);
-                } catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                    return null;
-                }
-            }
-        }
-    }
+    // ------------------------------------------------------------------------------------------ output
 
     private void say(String line) {
-        double t = (System.nanoTime() - t0) / 1e9;
-        synchronized (out) {
-            if (statusLine != null) {
-                out.print("\r\033[2K");
-            }
-            if (line.isEmpty()) {
-                out.println();
-            } else {
-                out.printf(Locale.ROOT, "[%7.2fs] %s%n", t, line);
-            }
-            if (statusLine != null) {
-                out.print(statusLine);
-            }
-            out.flush();
-        }
+        cluster.say(line);
     }
 
     private static long millis(long nanos) {
@@ -1033,6 +776,14 @@ final class DemoRun {
 
     // ------------------------------------------------------------------------------------------ results
 
+    /** What a fault step saw; written into the report as an object of its components. */
+    private sealed interface Step permits PauseStep, KillStep, NoBackends, BackendsCut, GracefulStep, NotCompleted {}
+
+    /** A step that did not complete: an empty object in the report. */
+    private record NotCompleted() implements Step {}
+
+    private static final Step NOT_COMPLETED = new NotCompleted();
+
     /** Fault 1: the leader paused (SIGSTOP), taken over, resumed. */
     private record PauseStep(
             String node,
@@ -1045,38 +796,70 @@ final class DemoRun {
             String steppedDown,
             long steppedDownMsAfterResume,
             String deliberateStaleWrite,
-            String outcome) {}
+            String outcome)
+            implements Step {}
 
     /** Fault 2: the leader killed (SIGKILL), taken over, restarted. */
-    private record KillStep(String node, long generation, String newLeader, long newGeneration, long takeoverMs) {}
+    private record KillStep(String node, long generation, String newLeader, long newGeneration, long takeoverMs)
+            implements Step {}
 
-    /** Fault 3: the leader's backends terminated; none found behind a transaction pooler. */
-    private record BackendsStep(
+    /** Fault 3 behind a transaction pooler: no backend of the leader's own to terminate. */
+    private record NoBackends(String node, int backendsTerminated) implements Step {}
+
+    /** Fault 3: the leader's backends terminated; who led once fenced writes resumed. */
+    private record BackendsCut(
             String node,
-            long generation,
             int backendsTerminated,
+            long generation,
             long writesResumedMs,
             String leaderAfter,
-            long generationAfter) {
-        static BackendsStep noneFound(String node) {
-            return new BackendsStep(node, 0, 0, 0, null, 0);
-        }
-
-        Map<String, Object> toJson() {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("node", node);
-            m.put("backendsTerminated", backendsTerminated);
-            if (backendsTerminated > 0) {
-                m.put("generation", generation);
-                m.put("writesResumedMs", writesResumedMs);
-                m.put("leaderAfter", leaderAfter);
-                m.put("generationAfter", generationAfter);
-            }
-            return m;
-        }
-    }
+            long generationAfter)
+            implements Step {}
 
     /** Fault 4: the leader stopped gracefully (SIGTERM); its lease released and handed off. */
     private record GracefulStep(
-            String node, long generation, String newLeader, long newGeneration, long handOffMs, String endReason) {}
+            String node, long generation, String newLeader, long newGeneration, long handOffMs, String endReason)
+            implements Step {}
+
+    private static final List<String> CHECKER_RULES = List.of(
+            "R1 at most one owner per generation",
+            "R3 committed writes never go back in generation (ledger order)",
+            "R4 every write carries a generation granted to its writer");
+
+    /** The JSON report, field by field. {@code verification} is the verifier's own JSON (as {@code baton verify}). */
+    private record Report(
+            String verdict,
+            int nodes,
+            String lease,
+            long leaseTtlMs,
+            long renewIntervalMs,
+            long runMs,
+            int generations,
+            int rowsWritten,
+            List<GenerationDetail> generationDetails,
+            Long takeoverAfterKillMs,
+            Long handOffAfterReleaseMs,
+            Long takeoverAfterPauseMs,
+            StaleWrites staleWrites,
+            int faultsInjected,
+            Faults faults,
+            Map<String, Object> verification,
+            HistoryCheck checker,
+            List<String> failures,
+            String nodeLogs) {}
+
+    private record GenerationDetail(long generation, String owner, long rows, String ended) {}
+
+    private record StaleWrites(
+            long rejectedByDatabase,
+            long taskWritesRejectedByDatabase,
+            long deliberateStaleWritesRejected,
+            long refusedLocally,
+            long unknownOutcome) {}
+
+    private record Faults(Step pause, Step kill, Step terminateBackends, Step gracefulStop) {}
+
+    /** FencedMutexChecker's verdict over the lease history and the ledger. */
+    private record HistoryCheck(
+            boolean ok, int grantsChecked, int writesChecked, List<String> rules, List<String> violations) {}
 }

@@ -7,8 +7,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
-/** A minimal JSON writer for maps, records (as objects of their components), lists, strings, numbers, booleans and null. */
+/**
+ * A minimal JSON writer for maps, records (as objects of their components), lists, strings, numbers, booleans and
+ * null. A record component that is an empty {@link Optional} is left out; a present one is written as its value.
+ */
 final class Json {
     private Json() {}
 
@@ -27,6 +31,8 @@ final class Json {
             sb.append(d.isNaN() || d.isInfinite() ? "null" : String.format(Locale.ROOT, "%.3f", d));
         } else if (v instanceof Number || v instanceof Boolean) {
             sb.append(v);
+        } else if (v instanceof Optional<?> o) {
+            write(sb, o.orElse(null), indent);
         } else if (v instanceof Record r) {
             write(sb, components(r), indent);
         } else if (v instanceof Map<?, ?> m) {
@@ -97,7 +103,10 @@ final class Json {
             try {
                 Method accessor = c.getAccessor();
                 accessor.setAccessible(true); // records nested privately in this module
-                m.put(c.getName(), accessor.invoke(r));
+                Object value = accessor.invoke(r);
+                if (!(value instanceof Optional<?> o) || o.isPresent()) {
+                    m.put(c.getName(), value);
+                }
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException(
                         "cannot read " + c.getName() + " of " + r.getClass().getName(), e);
