@@ -5,6 +5,8 @@ import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.job.Worker;
+import dev.baton.internal.maintenance.Maintenance;
+import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.node.NodeRegistrar;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.schema.SchemaMigrator;
@@ -153,10 +155,10 @@ public final class Baton implements AutoCloseable {
         Maintenance housekeeping = new Maintenance(
                 Db.of(dataSource),
                 jobStore,
-                leases,
-                schedules,
-                nodes,
-                primitives,
+                leases.store(),
+                schedules.store(),
+                nodes.store(),
+                primitives.store(),
                 new Maintenance.Config(
                         workerConfig, workerConfig == null ? Set.of() : b.handlers.keySet(), b.retention),
                 nodeId,

@@ -5,6 +5,7 @@ import dev.baton.internal.db.BoundedCalls;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.internal.service.Hooks;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -473,16 +474,11 @@ public final class Coordination {
 
     /** Deletes expired deliveries, tokens, slots and rate state, in bounded batches; returns rows deleted. */
     public int purgeExpired() {
-        int total = 0;
         try {
-            for (CoordinationStore.Purge what : CoordinationStore.Purge.values()) {
-                total += Maintenance.batches(
-                        db, "purging expired coordination rows", c -> store.purge(c, what, Maintenance.BATCH));
-            }
+            return Maintenance.purgeCoordination(db, store);
         } catch (SQLException e) {
             throw new BatonException("purging expired coordination rows failed: " + e.getMessage(), e);
         }
-        return total;
     }
 
     // package-private plumbing for ConcurrencyCap and RateLimiter

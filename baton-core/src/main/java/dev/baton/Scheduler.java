@@ -4,6 +4,7 @@ import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.JobErrors;
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.schedule.ScheduleStore;
 import dev.baton.internal.schedule.ScheduleStore.Due;

@@ -1,10 +1,16 @@
 package dev.baton;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.coord.CoordinationStore;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.lease.LeaseStore;
+import dev.baton.internal.maintenance.Maintenance;
+import dev.baton.internal.node.NodeStore;
 import dev.baton.internal.notify.Notifier;
+import dev.baton.internal.schedule.ScheduleStore;
+import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.BatonPostgres;
 import dev.baton.testkit.PausePoints;
 import dev.baton.testkit.TestTimeouts;
@@ -116,14 +122,13 @@ public abstract class DbTest {
             Duration retention,
             Set<String> ownKinds,
             LongSupplier ticker) {
-        Jobs jobs = new Jobs(appPool, store, PayloadCodec.jackson(), WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES);
         return new Maintenance(
                 Db.of(appPool),
                 store,
-                leases,
-                new Schedules(appPool, schema, store, jobs),
-                new Nodes(appPool, schema, leases),
-                new Coordination(appPool, schema, leases, nodeId, System::nanoTime),
+                new LeaseStore(schema, Hooks.NONE, System::nanoTime),
+                new ScheduleStore(schema),
+                new NodeStore(schema),
+                new CoordinationStore(schema),
                 new Maintenance.Config(config, ownKinds, retention),
                 nodeId,
                 ticker);

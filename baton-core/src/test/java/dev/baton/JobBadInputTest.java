@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.maintenance.Maintenance;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

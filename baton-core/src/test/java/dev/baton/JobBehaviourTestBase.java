@@ -3,6 +3,7 @@ package dev.baton;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.testkit.FaultProxy;
 import dev.baton.testkit.TestTimeouts;
 import java.sql.Connection;

@@ -2,6 +2,7 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.FaultProxy;
 import dev.baton.testkit.PausePoints;

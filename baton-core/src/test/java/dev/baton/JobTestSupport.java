@@ -3,6 +3,7 @@ package dev.baton;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.FaultProxy;
 import dev.baton.testkit.TestTimeouts;

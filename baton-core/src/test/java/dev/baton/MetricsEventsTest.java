@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
 import java.util.List;

@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.node.NodeRegistrar;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,8 +1,15 @@
-package dev.baton;
+package dev.baton.internal.maintenance;
 
+import dev.baton.LeaderContext;
+import dev.baton.LeaderTask;
+import dev.baton.WorkerConfig;
+import dev.baton.internal.coord.CoordinationStore;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.lease.LeaseStore;
+import dev.baton.internal.node.NodeStore;
+import dev.baton.internal.schedule.ScheduleStore;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
@@ -27,13 +34,13 @@ import org.slf4j.LoggerFactory;
  * never applies job settings it was not given; with no worker live, job maintenance waits (and looks again
  * at every pass).
  */
-final class Maintenance implements LeaderTask {
+public final class Maintenance implements LeaderTask {
     private static final Logger log = LoggerFactory.getLogger(Maintenance.class);
-    static final int BATCH = 1000;
+    public static final int BATCH = 1000;
     /** Prune at most this many batches per table and run, so one run never holds the database long. */
-    static final int MAX_PRUNE_BATCHES = 20;
+    public static final int MAX_PRUNE_BATCHES = 20;
 
-    static final Duration PRUNE_INTERVAL = Duration.ofMinutes(1);
+    public static final Duration PRUNE_INTERVAL = Duration.ofMinutes(1);
 
     /**
      * What this node brings to maintenance.
@@ -43,42 +50,42 @@ final class Maintenance implements LeaderTask {
      * @param ownKinds  the job kinds this node handles
      * @param retention how long ended lease terms, idle lease rows, departed nodes and disabled schedules are kept
      */
-    record Config(WorkerConfig worker, Set<String> ownKinds, Duration retention) {
-        Config {
+    public record Config(WorkerConfig worker, Set<String> ownKinds, Duration retention) {
+        public Config {
             Objects.requireNonNull(retention, "retention");
             ownKinds = Set.copyOf(ownKinds);
         }
 
         /** This node's own job settings, if it runs a worker. */
-        Optional<JobSettings> ownJobSettings() {
+        public Optional<JobSettings> ownJobSettings() {
             return Optional.ofNullable(worker).map(JobSettings::of);
         }
     }
 
     /** What one prune run deleted (or failed), per table. */
-    record Pruned(int jobs, int coordination, int leases, int history, int nodes, int schedules) {
-        int total() {
+    public record Pruned(int jobs, int coordination, int leases, int history, int nodes, int schedules) {
+        public int total() {
             return jobs + coordination + leases + history + nodes + schedules;
         }
     }
 
     private final Db db;
     private final JobStore jobs;
-    private final Leases leases;
-    private final Schedules schedules;
-    private final Nodes nodes;
-    private final Coordination coordination;
+    private final LeaseStore leases;
+    private final ScheduleStore schedules;
+    private final NodeStore nodes;
+    private final CoordinationStore coordination;
     private final Config config;
     private final String nodeId;
     private final LongSupplier ticker;
 
-    Maintenance(
+    public Maintenance(
             Db db,
             JobStore jobs,
-            Leases leases,
-            Schedules schedules,
-            Nodes nodes,
-            Coordination coordination,
+            LeaseStore leases,
+            ScheduleStore schedules,
+            NodeStore nodes,
+            CoordinationStore coordination,
             Config config,
             String nodeId,
             LongSupplier ticker) {
@@ -134,9 +141,8 @@ final class Maintenance implements LeaderTask {
      * The job settings to apply: the most conservative of those the live workers declare and this node's
      * own (it counts whatever its heartbeat looks like); empty when neither exists.
      */
-    Optional<JobSettings> clusterJobSettings() throws SQLException {
-        Optional<JobSettings> live =
-                db.call("reading the job settings of the live workers", nodes.store()::jobSettings);
+    public Optional<JobSettings> clusterJobSettings() throws SQLException {
+        Optional<JobSettings> live = db.call("reading the job settings of the live workers", nodes::jobSettings);
         Optional<JobSettings> own = config.ownJobSettings();
         if (live.isPresent() && own.isPresent()) {
             return Optional.of(live.get().and(own.get()));
@@ -145,12 +151,12 @@ final class Maintenance implements LeaderTask {
     }
 
     /** {@link #rescueOnce(JobSettings)} with this node's own settings (it must run a worker). */
-    int rescueOnce() throws SQLException {
+    public int rescueOnce() throws SQLException {
         return rescueOnce(config.ownJobSettings().orElseThrow());
     }
 
     /** Rescues every expired attempt, in batches (each its own transaction); returns how many. */
-    int rescueOnce(JobSettings settings) throws SQLException {
+    public int rescueOnce(JobSettings settings) throws SQLException {
         int total = 0;
         int n;
         do {
@@ -167,11 +173,11 @@ final class Maintenance implements LeaderTask {
      * Fails available jobs that have waited longer than the unhandled-kind timeout for a kind no live node
      * handles; returns how many. Runs with the rescue (an index probe per distinct kind of available jobs).
      */
-    int failUnhandledOnce() throws SQLException {
+    public int failUnhandledOnce() throws SQLException {
         return failUnhandledOnce(config.ownJobSettings().orElseThrow());
     }
 
-    int failUnhandledOnce(JobSettings settings) throws SQLException {
+    public int failUnhandledOnce(JobSettings settings) throws SQLException {
         Duration timeout = settings.unhandledKindTimeout();
         int unhandled = batches(
                 "failing jobs of unhandled kinds",
@@ -186,24 +192,32 @@ final class Maintenance implements LeaderTask {
     }
 
     /** {@link #pruneOnce(Optional)} with this node's own job settings. */
-    Pruned pruneOnce() throws SQLException {
+    public Pruned pruneOnce() throws SQLException {
         return pruneOnce(config.ownJobSettings());
     }
 
     /** One pass of every retention rule, each table in bounded batches; finished jobs only with job settings. */
-    Pruned pruneOnce(Optional<JobSettings> settings) throws SQLException {
+    public Pruned pruneOnce(Optional<JobSettings> settings) throws SQLException {
         int finished = 0;
         if (settings.isPresent()) {
             long keep = settings.get().retention().toMillis();
             finished = batches("pruning finished jobs", c -> jobs.prune(c, keep, BATCH));
         }
-        int coord = coordination.purgeExpired();
-        int idle = batches("pruning idle leases", c -> leases.store().pruneIdle(c, config.retention(), BATCH));
-        int history = batches("pruning lease history", c -> leases.store().pruneHistory(c, config.retention(), BATCH));
-        int departed = batches("pruning departed nodes", c -> nodes.store().prune(c, config.retention(), BATCH));
-        int disabled =
-                batches("pruning disabled schedules", c -> schedules.store().prune(c, config.retention(), BATCH));
+        int coord = purgeCoordination(db, coordination);
+        int idle = batches("pruning idle leases", c -> leases.pruneIdle(c, config.retention(), BATCH));
+        int history = batches("pruning lease history", c -> leases.pruneHistory(c, config.retention(), BATCH));
+        int departed = batches("pruning departed nodes", c -> nodes.prune(c, config.retention(), BATCH));
+        int disabled = batches("pruning disabled schedules", c -> schedules.prune(c, config.retention(), BATCH));
         return new Pruned(finished, coord, idle, history, departed, disabled);
+    }
+
+    /** Deletes expired deliveries, tokens, slots and rate state, each kind in bounded batches; returns how many. */
+    public static int purgeCoordination(Db db, CoordinationStore coordination) throws SQLException {
+        int total = 0;
+        for (CoordinationStore.Purge what : CoordinationStore.Purge.values()) {
+            total += batches(db, "purging expired coordination rows", c -> coordination.purge(c, what, BATCH));
+        }
+        return total;
     }
 
     private int batches(String what, Db.Work<Integer> step) throws SQLException {
@@ -214,7 +228,7 @@ final class Maintenance implements LeaderTask {
      * Runs {@code step} (each call its own transaction, deleting at most {@value #BATCH} rows) until a batch
      * is short, at most {@value #MAX_PRUNE_BATCHES} times; returns the rows it deleted.
      */
-    static int batches(Db db, String what, Db.Work<Integer> step) throws SQLException {
+    public static int batches(Db db, String what, Db.Work<Integer> step) throws SQLException {
         int total = 0;
         for (int i = 0; i < MAX_PRUNE_BATCHES; i++) {
             int n = db.call(what, step);

@@ -1,5 +1,7 @@
-package dev.baton;
+package dev.baton.internal.maintenance;
 
+import dev.baton.LeaderContext;
+import dev.baton.LeaderTask;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,12 +11,12 @@ import java.util.List;
  * service's statements stay safe if two leaders ever overlap. The first part runs on the term's
  * thread, the others on threads of their own that end with the term.
  */
-final class MaintenanceTask implements LeaderTask {
-    static final String LEASE = "baton.maintenance";
+public final class MaintenanceTask implements LeaderTask {
+    public static final String LEASE = "baton.maintenance";
 
     private final List<LeaderTask> parts;
 
-    MaintenanceTask(List<LeaderTask> parts) {
+    public MaintenanceTask(List<LeaderTask> parts) {
         if (parts.isEmpty()) {
             throw new IllegalArgumentException("nothing to maintain");
         }

@@ -57,7 +57,7 @@ class SqlTest extends DbTest {
         try (Connection c = appPool.getConnection()) {
             c.setAutoCommit(false);
             try {
-                try (SqlCall q = new SqlCall("t", c.prepareStatement(p.jdbc()), p.params(), 0, 0)) {
+                try (SqlCall q = new SqlCall("t", c.prepareStatement(p.jdbc()), p.positions(), 0, 0)) {
                     q.setString("a", "sql-test");
                     assertThatThrownBy(q::execute)
                             .isInstanceOf(IllegalStateException.class)
