@@ -174,7 +174,11 @@ final class Scheduler implements LeaderTask {
 
     /** Fires one schedule in one transaction; returns how many jobs it enqueued (0 if another scheduler won). */
     private int fire(Due d) throws SQLException {
-        Schedule def = Schedule.stored(d.name(), d.specKind(), d.spec(), d.zone());
+        Schedule def = Schedule.stored(
+                d.name(),
+                d.definition().specKind(),
+                d.definition().spec(),
+                d.definition().zone());
         Fired fired;
         try {
             fired = fireIn(d, def);
@@ -189,7 +193,7 @@ final class Scheduler implements LeaderTask {
                     "schedule '{}': {} due instant(s) missed and dropped by misfire policy {}",
                     d.name(),
                     fired.dropped(),
-                    d.misfire());
+                    d.definition().misfire());
         }
         return fired.instants().size();
     }
@@ -215,17 +219,18 @@ final class Scheduler implements LeaderTask {
                 t = n.get();
             }
             Instant next = truncated ? def.nextAfter(now).orElse(NEVER) : t;
-            Instant missedBefore = now.minusMillis(d.thresholdMs());
+            Instant missedBefore = now.minusMillis(d.definition().thresholdMs());
             List<Instant> missed = new ArrayList<>();
             List<Instant> timely = new ArrayList<>();
             for (Instant i : instants) {
                 (i.isBefore(missedBefore) ? missed : timely).add(i);
             }
             List<Instant> fire = new ArrayList<>();
-            switch (d.misfire()) {
+            switch (d.definition().misfire()) {
                 case "skip" -> fire.addAll(timely);
                 case "catch_up" -> {
-                    fire.addAll(missed.subList(Math.max(0, missed.size() - d.catchUpLimit()), missed.size()));
+                    fire.addAll(missed.subList(
+                            Math.max(0, missed.size() - d.definition().catchUpLimit()), missed.size()));
                     fire.addAll(timely);
                 }
                 default -> { // run_once
@@ -238,15 +243,16 @@ final class Scheduler implements LeaderTask {
             long dropped = instants.size() - fire.size() + (truncated ? 1 : 0);
             Long lastJob = null;
             for (Instant due : fire) {
-                JobRequest r = JobRequest.of(d.jobKind(), null)
-                        .queue(d.queue())
-                        .priority(d.priority())
-                        .maxAttempts(d.maxAttempts())
+                JobRequest r = JobRequest.of(d.definition().jobKind(), null)
+                        .queue(d.definition().queue())
+                        .priority(d.definition().priority())
+                        .maxAttempts(d.definition().maxAttempts())
                         .idempotencyKey(Schedule.idempotencyKey(d.name(), due));
-                if (!d.allowOverlap()) {
+                if (!d.definition().allowOverlap()) {
                     r = r.concurrencyKey("schedule:" + d.name());
                 }
-                lastJob = jobStore.enqueueOne(c, r.encoded(d.payload())).id();
+                lastJob = jobStore.enqueueOne(c, r.encoded(d.definition().payload()))
+                        .id();
             }
             boolean advanced = store.advance(
                     c,

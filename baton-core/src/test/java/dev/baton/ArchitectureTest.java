@@ -22,6 +22,7 @@ import java.io.InputStream;
 import java.lang.module.ModuleDescriptor;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.PreparedStatement;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -36,8 +37,9 @@ import org.junit.jupiter.api.Test;
  * <p>Each rule was seen failing by breaking it in a scratch copy: a public {@code Leases} method
  * returning a {@code Db} failed the first; {@code Db} reading {@code Leases.MIN_TTL} failed the second;
  * {@code Db} calling {@code Service.jitter}, and {@code Notifier} taking a {@code JobStore}, failed the
- * third; exporting {@code dev.baton.internal.db}
- * from {@code module-info.java} failed the last.
+ * third; a {@code PreparedStatement} referenced from {@code Leases} (and the notifier's own probe
+ * statement, before it went through {@code Jdbc.notify}) failed the fourth; exporting
+ * {@code dev.baton.internal.db} from {@code module-info.java} failed the last.
  */
 class ArchitectureTest {
     private static JavaClasses core;
@@ -112,6 +114,22 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat(FACADE)
                 .because("internals serve the facades, never the other way round (decision 0016)")
+                .check(core);
+    }
+
+    /**
+     * Rule 3: statements are bound by name in the stores, through {@code internal.db}; only that layer, and
+     * the migrator running the DDL scripts, prepare statements.
+     */
+    @Test
+    void onlyTheDbLayerAndTheMigratorPrepareStatements() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages("dev.baton.internal.db", "dev.baton.internal.schema")
+                .should()
+                .dependOnClassesThat()
+                .haveFullyQualifiedName(PreparedStatement.class.getName())
+                .because("one store per table binds its named statements through SqlCall (decision 0016)")
                 .check(core);
     }
 

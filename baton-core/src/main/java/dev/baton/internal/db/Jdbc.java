@@ -74,6 +74,15 @@ public final class Jdbc {
         }
     }
 
+    /** Sends {@code payload} on {@code channel}; PostgreSQL delivers it when the transaction commits. */
+    public static void notify(Connection c, String channel, String payload) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
+            ps.setString(1, channel);
+            ps.setString(2, payload);
+            ps.execute();
+        }
+    }
+
     public static void execute(Connection c, String sql) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute(sql);

@@ -208,11 +208,8 @@ public final class Notifier implements AutoCloseable {
         probeLatch = latch;
         // Committed whatever the pool's auto-commit (a notification is delivered at commit).
         Db.of(dataSource).call("a notification probe", sender -> {
-            try (var ps = sender.prepareStatement("SELECT pg_notify(?, ?)")) {
-                ps.setString(1, probeChannel);
-                ps.setString(2, payload);
-                return ps.execute();
-            }
+            Jdbc.notify(sender, probeChannel, payload);
+            return null;
         });
         // Real time, not the (test-controllable) ticker: it bounds blocking socket reads, not a lease.
         long deadline = System.nanoTime() + PROBE_TIMEOUT.toNanos();

@@ -50,22 +50,11 @@ public final class ScheduleStore {
     public record Stored(String ownerApp, String definitionVersion, Definition definition) {}
 
     /** A schedule due to fire: its definition, the instant it waits at, and the database clock when read. */
-    public record Due(
-            String name,
-            String specKind,
-            String spec,
-            String zone,
-            String jobKind,
-            String queue,
-            String payload,
-            int priority,
-            int maxAttempts,
-            String misfire,
-            int catchUpLimit,
-            long thresholdMs,
-            boolean allowOverlap,
-            Instant nextRunAt,
-            Instant dbNow) {}
+    public record Due(Definition definition, Instant nextRunAt, Instant dbNow) {
+        public String name() {
+            return definition.name();
+        }
+    }
 
     /** The job a schedule enqueues (the payload as JSON text), and the database clock when read. */
     public record JobTemplate(
@@ -190,23 +179,8 @@ public final class ScheduleStore {
             if (!rs.next()) {
                 return Optional.empty();
             }
-            return Optional.of(new Stored(
-                    rs.getString("owner_app"),
-                    rs.getString("definition_version"),
-                    new Definition(
-                            rs.getString("name"),
-                            rs.getString("spec_kind"),
-                            rs.getString("spec"),
-                            rs.getString("time_zone"),
-                            rs.getString("job_kind"),
-                            rs.getString("job_queue"),
-                            rs.getString("job_payload"),
-                            rs.getInt("job_priority"),
-                            rs.getInt("job_max_attempts"),
-                            rs.getString("misfire_policy"),
-                            rs.getInt("catch_up_limit"),
-                            rs.getLong("misfire_threshold_ms"),
-                            rs.getBoolean("allow_overlap"))));
+            return Optional.of(
+                    new Stored(rs.getString("owner_app"), rs.getString("definition_version"), definition(rs)));
         }
     }
 
@@ -319,22 +293,7 @@ public final class ScheduleStore {
             ResultSet rs = q.query();
             List<Due> out = new ArrayList<>();
             while (rs.next()) {
-                out.add(new Due(
-                        rs.getString("name"),
-                        rs.getString("spec_kind"),
-                        rs.getString("spec"),
-                        rs.getString("time_zone"),
-                        rs.getString("job_kind"),
-                        rs.getString("job_queue"),
-                        rs.getString("job_payload"),
-                        rs.getInt("job_priority"),
-                        rs.getInt("job_max_attempts"),
-                        rs.getString("misfire_policy"),
-                        rs.getInt("catch_up_limit"),
-                        rs.getLong("misfire_threshold_ms"),
-                        rs.getBoolean("allow_overlap"),
-                        Jdbc.instant(rs, "next_run_at"),
-                        Jdbc.instant(rs, "db_now")));
+                out.add(new Due(definition(rs), Jdbc.instant(rs, "next_run_at"), Jdbc.instant(rs, "db_now")));
             }
             return out;
         }
@@ -401,5 +360,23 @@ public final class ScheduleStore {
             out.add(rs.getString(1));
         }
         return out;
+    }
+
+    /** The definition columns of a {@code get_for_update} or {@code due} row. */
+    private static Definition definition(ResultSet rs) throws SQLException {
+        return new Definition(
+                rs.getString("name"),
+                rs.getString("spec_kind"),
+                rs.getString("spec"),
+                rs.getString("time_zone"),
+                rs.getString("job_kind"),
+                rs.getString("job_queue"),
+                rs.getString("job_payload"),
+                rs.getInt("job_priority"),
+                rs.getInt("job_max_attempts"),
+                rs.getString("misfire_policy"),
+                rs.getInt("catch_up_limit"),
+                rs.getLong("misfire_threshold_ms"),
+                rs.getBoolean("allow_overlap"));
     }
 }
