@@ -1,45 +1,29 @@
 package dev.baton.bench;
 
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Sql;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Baton's own named statements, read from baton-core's resources ({@code dev/baton/sql/*.sql}) and
- * parsed exactly as {@code dev.baton.Sql} does (a {@code -- name: x} line starts a statement; other
- * comment lines are dropped; {@code ${schema}} becomes the double-quoted schema). The raw-SQL ceiling
- * therefore runs byte-for-byte the statements Baton runs, and the statement counter can name them.
+ * Baton's own named statements, read from baton-core's resources ({@code dev/baton/sql/*.sql}) by
+ * baton-core's own loader ({@code dev.baton.internal.db.Sql}: named parameters become {@code ?} in the
+ * order they appear). The raw-SQL ceiling therefore runs byte-for-byte the statements Baton runs, binding
+ * positions in that order, and the statement counter can name them.
  */
 final class BatonSql {
     static final List<String> FILES = List.of("job", "lease", "node", "coord");
-    private static final String NAME_MARKER = "-- name:";
 
     private BatonSql() {}
 
-    /** name → SQL of one file, for {@code schema} (unquoted; it is quoted here). */
+    /** name → SQL of one file as the driver receives it, for {@code schema} (unquoted; it is quoted here). */
     static Map<String, String> load(String file, String schema) {
-        String text = resource("dev/baton/sql/" + file + ".sql").replace("${schema}", '"' + schema + '"');
+        Sql sql = Sql.load(file + ".sql", Identifiers.schema(schema));
         Map<String, String> out = new LinkedHashMap<>();
-        String name = null;
-        StringBuilder body = new StringBuilder();
-        for (String line : text.split("\n", -1)) {
-            String trimmed = line.strip();
-            if (trimmed.startsWith(NAME_MARKER)) {
-                if (name != null) {
-                    out.put(name, body.toString().strip());
-                }
-                name = trimmed.substring(NAME_MARKER.length()).strip();
-                body.setLength(0);
-            } else if (name != null && !trimmed.startsWith("--")) {
-                body.append(line).append('\n');
-            }
-        }
-        if (name != null) {
-            out.put(name, body.toString().strip());
+        for (String name : new java.util.TreeSet<>(sql.names())) {
+            out.put(name, sql.get(name));
         }
         return out;
     }
@@ -84,16 +68,5 @@ final class BatonSql {
             }
         }
         return out;
-    }
-
-    private static String resource(String path) {
-        try (InputStream in = BatonSql.class.getClassLoader().getResourceAsStream(path)) {
-            if (in == null) {
-                throw new IllegalStateException("missing resource " + path + " (is baton-core on the class path?)");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

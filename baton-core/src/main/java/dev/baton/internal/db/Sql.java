@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Named SQL statements read from one resource file per table or capability ({@code sql/lease.sql}),
@@ -72,6 +73,11 @@ public final class Sql {
         }
         put(file, statements, name, body);
         return new Sql(file, Map.copyOf(statements));
+    }
+
+    /** The names of the file's statements. */
+    public Set<String> names() {
+        return statements.keySet();
     }
 
     /** The statement's text as sent to the driver (for statements with positional parameters). */
