@@ -155,14 +155,7 @@ class JobServicesTest extends DbTest {
         WorkerConfig config = WorkerConfig.builder().queue("default", 2).build();
         Db db = Db.of(appPool);
         JobCompleter completer = new JobCompleter(db, store, Hooks.NONE, System::nanoTime);
-        JobExecutor executor = new JobExecutor(
-                handlers,
-                "n1",
-                new JacksonCodec(new ObjectMapper()),
-                completer,
-                Hooks.NONE,
-                System::nanoTime,
-                BatonMetrics.NONE);
+        JobExecutor executor = executor(handlers, completer);
         Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
         JobHeartbeater heartbeater =
                 new JobHeartbeater(running, appPool, store, Hooks.NONE, LEASE, Duration.ofSeconds(5), System::nanoTime);
@@ -224,14 +217,7 @@ class JobServicesTest extends DbTest {
                         },
                         RetryPolicy.DEFAULT));
         JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
-        JobExecutor executor = new JobExecutor(
-                handlers,
-                "n1",
-                new JacksonCodec(new ObjectMapper()),
-                completer,
-                Hooks.NONE,
-                System::nanoTime,
-                BatonMetrics.NONE);
+        JobExecutor executor = executor(handlers, completer);
         AtomicInteger freed = new AtomicInteger();
         for (JobStore.Claimed job : claimed) {
             RunningAttempt a = new RunningAttempt(job, System.nanoTime(), LEASE, Db.of(appPool), store, Hooks.NONE);
@@ -246,6 +232,18 @@ class JobServicesTest extends DbTest {
         assertThat(jobs().get(claimed.get(1).id()).orElseThrow().errors().get(0).message())
                 .isEqualTo("boom 1");
         assertThat(state(claimed.get(2).id())).isEqualTo(JobState.FAILED);
+    }
+
+    /** An executor of node "n1" for {@code handlers}, queuing its outcomes in {@code completer}. */
+    private static JobExecutor executor(Map<String, Worker.Registration<?>> handlers, JobCompleter completer) {
+        return new JobExecutor(
+                handlers,
+                "n1",
+                new JacksonCodec(new ObjectMapper()),
+                completer,
+                Hooks.NONE,
+                System::nanoTime,
+                BatonMetrics.NONE);
     }
 
     private long runningJobs() throws SQLException {
