@@ -150,7 +150,7 @@ class ArchitectureTest {
             Map.entry("node", Set.of("db", "service", "job")),
             Map.entry("schedule", Set.of("db", "service")),
             // the housekeeping reaches every table through its store
-            Map.entry("maintenance", Set.of("db", "job", "lease", "node", "schedule", "coord")),
+            Map.entry("maintenance", Set.of("db", "service", "job", "lease", "node", "schedule", "coord")),
             Map.entry("metrics", Set.of()));
 
     @Test

@@ -134,52 +134,6 @@ public abstract class DbTest {
                 ticker);
     }
 
-    /** A leader context that ends the term after {@code n} passes, moving {@code clock} on by {@code step} each. */
-    protected static LeaderContext passes(int n, java.util.concurrent.atomic.AtomicLong clock, Duration step) {
-        return passes(n, clock, step, () -> null);
-    }
-
-    /** ... running {@code between} after each pass. */
-    protected static LeaderContext passes(
-            int n,
-            java.util.concurrent.atomic.AtomicLong clock,
-            Duration step,
-            org.junit.jupiter.api.function.ThrowingSupplier<?> between) {
-        java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(n);
-        return new LeaderContext() {
-            @Override
-            public LeaseGrant grant() {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public void check(Connection transaction) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public <T> T fenced(FencedWork<T> work) {
-                throw new UnsupportedOperationException();
-            }
-
-            @Override
-            public boolean isCancelled() {
-                return left.get() <= 0;
-            }
-
-            @Override
-            public boolean awaitCancellation(Duration timeout) {
-                clock.addAndGet(step.toNanos());
-                try {
-                    between.get();
-                } catch (Throwable e) {
-                    throw new AssertionError(e);
-                }
-                return left.decrementAndGet() <= 0;
-            }
-        };
-    }
-
     /** Short timings for tests: L = 1 s, R = 200 ms (L/2 = 500 ms > 2R = 400 ms). */
     protected static LeadershipConfig fastLeadership() {
         return LeadershipConfig.builder()

@@ -2,15 +2,12 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.baton.internal.db.Jdbc;
-import dev.baton.internal.job.JobStore;
 import dev.baton.internal.maintenance.Maintenance;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -87,97 +84,6 @@ class JobBadInputTest extends JobBehaviourTestBase {
         });
         assertThat(failed.payloadJson()).as("nothing lost: the payload is kept").contains("from a newer release");
         assertThat(maintenance.failUnhandledOnce()).isZero();
-    }
-
-    /**
-     * After an outage every heartbeat looks stale for a while, so "no live node handles the kind" must not
-     * be concluded from the node table alone. The kinds of the node running maintenance always count as
-     * handled, and a maintenance term fails jobs of unhandled kinds only after watching for the whole
-     * timeout. Protections removed and seen failing: the own-kinds condition of fail_unhandled
-     * ({@code k.kind <> ALL (?)} dropped): the job of the maintenance node's own kind was failed; the watch
-     * in {@code Maintenance.run} (failUnhandledOnce at every pass): the job was failed in the first pass.
-     */
-    @Test
-    void J09_aBacklogIsNotFailedAsUnhandledWhenEveryHeartbeatLooksStale() throws Exception {
-        // One live worker (of another kind) declares the job settings; the maintenance node's own row
-        // looks stale, as after an outage, so only its own kinds say that it handles "order".
-        insertLiveWorkerNode("other-worker", "invoice", 300);
-        Jobs jobs = Baton.builder(appPool).schema(schema).build().jobs();
-        long order = jobs.enqueue(JobRequest.of("order", new Order("o1", 1))).id();
-        long other = jobs.enqueue(JobRequest.of("report", new Item("r1"))).id();
-        Awaitility.await()
-                .atMost(WAIT)
-                .pollInterval(Duration.ofMillis(20))
-                .until(() -> count("SELECT count(*) FROM " + schema
-                                + ".job WHERE run_at < clock_timestamp() - interval '300 ms'")
-                        == 2);
-        WorkerConfig config = fastWorker("default", 1)
-                .unhandledKindTimeout(Duration.ofMillis(300))
-                .build();
-
-        // A maintenance term that has just begun: it watches first.
-        AtomicLong clock = new AtomicLong();
-        Maintenance term = maintenance(
-                config, "j09-maintenance", new JobStore(schema), Baton.DEFAULT_RETENTION, Set.of("order"), clock::get);
-        term.run(passes(1, clock, Duration.ofMillis(100)));
-        assertThat(row(order).state())
-                .as("not failed by a term that has not watched for the timeout")
-                .isEqualTo("available");
-        assertThat(row(other).state()).isEqualTo("available");
-
-        // Watched long enough: the kind it handles itself stays, the other fails.
-        term.run(passes(2, clock, Duration.ofMillis(400)));
-        assertThat(row(order).state()).as("the maintenance node's own kind").isEqualTo("available");
-        assertThat(row(other).state()).isEqualTo("failed");
-    }
-
-    /**
-     * A node without a worker leads maintenance while no worker looks live (right after an outage, before
-     * the heartbeats are back): job maintenance waits, and resumes at the next pass once a worker's
-     * heartbeat is in, not at the next minute. Protection removed and seen failing: reading the cluster's job
-     * settings only once a minute (with the prune): the expired attempt was still running after the passes.
-     */
-    @Test
-    void aWorkerLessLeaderRescuesOnceAWorkerLooksLiveAgain() throws Exception {
-        Jobs jobs = Baton.builder(appPool).schema(schema).build().jobs();
-        long id = jobs.enqueue(JobRequest.of("order", new Order("o1", 1))).id();
-        try (var c = pool.getConnection()) {
-            Jdbc.execute(
-                    c,
-                    "UPDATE " + schema + ".job SET state = 'running', attempt = 1, attempt_token = 1, "
-                            + "claimed_by = 'cut-off', attempted_at = clock_timestamp(), "
-                            + "lease_expires_at = clock_timestamp() - interval '1 second' WHERE id = " + id);
-        }
-        AtomicLong clock = new AtomicLong();
-        Maintenance web = maintenance(null, "web", new JobStore(schema), Baton.DEFAULT_RETENTION, Set.of(), clock::get);
-        web.run(passes(1, clock, Duration.ofSeconds(10)));
-        assertThat(row(id).state())
-                .as("no worker live: no job settings, nothing rescued")
-                .isEqualTo("running");
-
-        web.run(passes(2, clock, Duration.ofSeconds(10), () -> {
-            insertLiveWorkerNode("back-again", "order", 3_600_000);
-            return null;
-        }));
-        assertThat(row(id).state())
-                .as("rescued at the pass after the worker's heartbeat")
-                .isEqualTo("available");
-        assertThat(jobs.get(id).orElseThrow().stallCount()).isEqualTo(1);
-    }
-
-    /** A live node row of a worker that handles {@code kind} and declares its job settings. */
-    private void insertLiveWorkerNode(String id, String kind, long unhandledKindTimeoutMs) throws Exception {
-        try (var c = pool.getConnection();
-                var ps = c.prepareStatement("INSERT INTO " + schema + ".node (id, started_at, "
-                        + "heartbeat_at, heartbeat_interval_ms, state, protocol_version, meta) VALUES (?, clock_timestamp(), "
-                        + "clock_timestamp(), 600000, 'active', 1, jsonb_build_object('kinds', jsonb_build_array(?::text), "
-                        + "'jobs', jsonb_build_object('retentionMs', 604800000, 'maxStalls', 3, 'unhandledKindTimeoutMs', ?::bigint))) "
-                        + "ON CONFLICT (id) DO NOTHING")) {
-            ps.setString(1, id);
-            ps.setString(2, kind);
-            ps.setLong(3, unhandledKindTimeoutMs);
-            ps.executeUpdate();
-        }
     }
 
     /** A node row as a node of an older version writes it: live, no "kinds" in its metadata. */

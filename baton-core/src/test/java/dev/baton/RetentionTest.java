@@ -37,7 +37,7 @@ class RetentionTest extends JobBehaviourTestBase {
 
     /**
      * Protections removed and seen failing: the prune steps of {@code Maintenance.pruneOnce} (leases,
-     * history, nodes, schedules; before E06 none of them existed): the tables kept every row of the churn
+     * history, nodes, schedules; before E06 none of them existed) and {@code purgeCoordination}: the tables kept every row of the churn
      * and the "bounded" assertions failed. The shared generation sequence: with generations counted per
      * row (as before), the lease pruned and acquired again started over at a lower generation.
      */
@@ -116,11 +116,13 @@ class RetentionTest extends JobBehaviourTestBase {
                 .atMost(WAIT)
                 .pollInterval(Duration.ofMillis(50))
                 .until(() -> dbNow().isAfter(now.plus(RETENTION).plusMillis(200)));
-        Maintenance.Pruned pruned = maintenance(
-                        fastWorker("default", 1).retention(Duration.ZERO).build(), "pruner", RETENTION)
-                .pruneOnce();
+        Maintenance pruner =
+                maintenance(fastWorker("default", 1).retention(Duration.ZERO).build(), "pruner", RETENTION);
+        Maintenance.Pruned pruned = pruner.pruneOnce();
+        int purged = pruner.purgeCoordination();
         Map<String, Long> after = sizes();
-        System.out.println("E06: rows before " + before + ", after " + after + "; pruned " + pruned);
+        System.out.println(
+                "E06: rows before " + before + ", after " + after + "; pruned " + pruned + ", purged " + purged);
 
         assertThat(after.get("node")).as("live nodes only (this test's)").isLessThanOrEqualTo(2);
         assertThat(after.get("lease")).as("held leases only").isLessThanOrEqualTo(1);
@@ -312,10 +314,10 @@ class RetentionTest extends JobBehaviourTestBase {
                     "UPDATE " + schema + ".job SET finished_at = clock_timestamp() - interval '31 days' WHERE id = "
                             + monthOld);
         }
-        // A term of a node without a worker: one pass.
-        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
-        maintenance(null, "web", new JobStore(schema), Baton.DEFAULT_RETENTION, Set.of(), clock::get)
-                .run(passes(1, clock, Duration.ofSeconds(1)));
+        // A term of a node without a worker: one pass of its pruner (JobRescuer and Pruner read the settings so).
+        Maintenance web =
+                maintenance(null, "web", new JobStore(schema), Baton.DEFAULT_RETENTION, Set.of(), System::nanoTime);
+        web.pruneOnce(web.clusterJobSettings());
         assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE id = " + eightDays))
                 .as("kept: 30 days")
                 .isEqualTo(1);

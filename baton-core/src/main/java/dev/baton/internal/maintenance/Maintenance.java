@@ -10,23 +10,28 @@ import dev.baton.internal.job.JobStore;
 import dev.baton.internal.lease.LeaseStore;
 import dev.baton.internal.node.NodeStore;
 import dev.baton.internal.schedule.ScheduleStore;
+import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cluster's housekeeping, run by one node at a time under the {@value MaintenanceTask#LEASE} lease to
- * save load, on every started node whether it works jobs or not: the pruner keeps every Baton table
- * bounded by its retention (finished jobs, idle lease rows and ended terms, departed nodes, schedules
- * disabled long ago, expired deliveries, tokens, slots and rate state); the rescuer returns expired
- * attempts to their queue (or fails them after max stalls); and jobs whose kind no live node handles end
- * failed after a timeout. Every statement is bounded (batches) and stays safe if two nodes ever run it at
- * once (SKIP LOCKED; predicates re-checked on locked rows).
+ * The cluster's housekeeping statements, run by one node at a time under the {@value MaintenanceTask#LEASE}
+ * lease to save load, on every started node whether it works jobs or not, by the services of each
+ * maintenance term ({@link #services()}): the {@link Pruner} keeps every Baton table bounded by its retention
+ * (finished jobs, idle lease rows and ended terms, departed nodes, schedules disabled long ago); the
+ * {@link CoordinationPurger} deletes expired deliveries, tokens, slots and rate state; the {@link JobRescuer}
+ * returns expired attempts to their queue (or fails them after max stalls) and fails jobs whose kind no live
+ * node handles after a timeout. Every statement is bounded (batches) and stays safe if two nodes ever run it
+ * at once (SKIP LOCKED; predicates re-checked on locked rows).
  *
  * <p>The job settings applied are the cluster's, not the leader's: the most conservative of those the live
  * nodes that run a worker declare in their node rows, and the leader's own if it runs one (the longest job
@@ -63,9 +68,9 @@ public final class Maintenance implements LeaderTask {
     }
 
     /** What one prune run deleted (or failed), per table. */
-    public record Pruned(int jobs, int coordination, int leases, int history, int nodes, int schedules) {
+    public record Pruned(int jobs, int leases, int history, int nodes, int schedules) {
         public int total() {
-            return jobs + coordination + leases + history + nodes + schedules;
+            return jobs + leases + history + nodes + schedules;
         }
     }
 
@@ -100,41 +105,31 @@ public final class Maintenance implements LeaderTask {
         this.ticker = ticker;
     }
 
+    /** How often the rescue runs, and how soon a failed maintenance pass is tried again. */
+    public Duration pace() {
+        return config.worker() != null ? config.worker().rescueInterval() : WorkerConfig.DEFAULT_RESCUE_INTERVAL;
+    }
+
+    /** The services of one maintenance term, new instances at each call: rescuer, pruner and purger. */
+    public List<Supplier<? extends Service>> services() {
+        return List.of(
+                () -> new JobRescuer(this, ticker),
+                () -> new Pruner(this, ticker),
+                () -> new CoordinationPurger(this, ticker));
+    }
+
+    /** Until the scheduler is a service too: runs this node's term of the maintenance services. */
     @Override
     public void run(LeaderContext ctx) {
-        Duration pause =
-                config.worker() != null ? config.worker().rescueInterval() : WorkerConfig.DEFAULT_RESCUE_INTERVAL;
-        long lastPrune = 0;
-        boolean first = true;
-        Optional<JobSettings> settings = Optional.empty();
-        // Jobs of unhandled kinds are failed only once this term has watched the cluster for the whole
-        // timeout without a failed pass: after an outage every heartbeat looks stale for a while.
-        long watchingSince = ticker.getAsLong();
-        do {
-            try {
-                boolean pruneDue = first || ticker.getAsLong() - lastPrune >= PRUNE_INTERVAL.toNanos();
-                if (pruneDue || settings.isEmpty()) {
-                    // Once a minute, and at every pass while no worker looks live (as right after an outage,
-                    // before the heartbeats are back), so the rescue resumes as soon as they are.
-                    settings = clusterJobSettings();
-                }
-                if (settings.isPresent()) {
-                    rescueOnce(settings.get());
-                    if (ticker.getAsLong() - watchingSince
-                            >= settings.get().unhandledKindTimeout().toNanos()) {
-                        failUnhandledOnce(settings.get());
-                    }
-                }
-                if (pruneDue) {
-                    pruneOnce(settings);
-                    lastPrune = ticker.getAsLong();
-                    first = false;
-                }
-            } catch (SQLException | RuntimeException e) {
-                watchingSince = ticker.getAsLong();
-                log.warn("maintenance failed, retrying in {}: {}", pause, e.getMessage());
+        List<Service> term = services().stream().map(Supplier::get).collect(Collectors.toList());
+        term.forEach(Service::start);
+        try {
+            while (!ctx.awaitCancellation(Duration.ofMinutes(1))) {
+                // the services run on their own threads until the term ends
             }
-        } while (!ctx.awaitCancellation(pause));
+        } finally {
+            term.forEach(Service::stop);
+        }
     }
 
     /**
@@ -196,19 +191,26 @@ public final class Maintenance implements LeaderTask {
         return pruneOnce(config.ownJobSettings());
     }
 
-    /** One pass of every retention rule, each table in bounded batches; finished jobs only with job settings. */
+    /**
+     * One pass of the tables' retention rules (not the coordination rows: {@link #purgeCoordination()}), each
+     * table in bounded batches; finished jobs only with job settings.
+     */
     public Pruned pruneOnce(Optional<JobSettings> settings) throws SQLException {
         int finished = 0;
         if (settings.isPresent()) {
             long keep = settings.get().retention().toMillis();
             finished = batches("pruning finished jobs", c -> jobs.prune(c, keep, BATCH));
         }
-        int coord = purgeCoordination(db, coordination);
         int idle = batches("pruning idle leases", c -> leases.pruneIdle(c, config.retention(), BATCH));
         int history = batches("pruning lease history", c -> leases.pruneHistory(c, config.retention(), BATCH));
         int departed = batches("pruning departed nodes", c -> nodes.prune(c, config.retention(), BATCH));
         int disabled = batches("pruning disabled schedules", c -> schedules.prune(c, config.retention(), BATCH));
-        return new Pruned(finished, coord, idle, history, departed, disabled);
+        return new Pruned(finished, idle, history, departed, disabled);
+    }
+
+    /** {@link #purgeCoordination(Db, CoordinationStore)} on this node's database. */
+    public int purgeCoordination() throws SQLException {
+        return purgeCoordination(db, coordination);
     }
 
     /** Deletes expired deliveries, tokens, slots and rate state, each kind in bounded batches; returns how many. */
