@@ -138,14 +138,10 @@ public final class ConcurrencyCap {
             if (local) {
                 return !closed;
             }
-            try {
-                return coord.db()
-                        .call(
-                                "renewing a slot of cap '" + name + "'",
-                                c -> coord.store().renewSlot(c, name, key, holder, slotTtl));
-            } catch (SQLException e) {
-                throw new BatonException("renewing a slot of cap '" + name + "' failed: " + e.getMessage(), e);
-            }
+            return coord.db()
+                    .callUnchecked(
+                            "renewing a slot of cap '" + name + "'",
+                            c -> coord.store().renewSlot(c, name, key, holder, slotTtl));
         }
 
         /** Releases the slot (idempotent). If the database is unreachable, the slot expires by itself. */

@@ -259,14 +259,9 @@ public final class Coordination {
             byte[] raw = new byte[32];
             random.nextBytes(raw);
             String token = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
-            try {
-                db.call(
-                        "minting a '" + purpose + "' token",
-                        c -> store.mintToken(c, sha256(token), purpose, subject, ttl));
-                return token;
-            } catch (SQLException e) {
-                throw new BatonException("minting a '" + purpose + "' token failed: " + e.getMessage(), e);
-            }
+            db.callUnchecked(
+                    "minting a '" + purpose + "' token", c -> store.mintToken(c, sha256(token), purpose, subject, ttl));
+            return token;
         }
 
         /**
@@ -280,12 +275,8 @@ public final class Coordination {
             if (token == null || token.isEmpty() || token.length() > 200) {
                 return Optional.empty();
             }
-            try {
-                return db.call(
-                        "consuming a '" + purpose + "' token", c -> store.consumeToken(c, sha256(token), purpose));
-            } catch (SQLException e) {
-                throw new BatonException("consuming a '" + purpose + "' token failed: " + e.getMessage(), e);
-            }
+            return db.callUnchecked(
+                    "consuming a '" + purpose + "' token", c -> store.consumeToken(c, sha256(token), purpose));
         }
     }
 
@@ -363,7 +354,7 @@ public final class Coordination {
                 log.debug("claim lock on {} not granted within {}; backing off", sorted, lockTimeout);
                 return Optional.empty();
             }
-            throw new BatonException("claim on " + sorted + " failed: " + e.getMessage(), e);
+            throw Db.failed("claim on " + sorted, e);
         }
         for (Runnable step : afterCommit) {
             try {
@@ -477,7 +468,7 @@ public final class Coordination {
         try {
             return Maintenance.purgeCoordination(db, store);
         } catch (SQLException e) {
-            throw new BatonException("purging expired coordination rows failed: " + e.getMessage(), e);
+            throw Db.failed("purging expired coordination rows", e);
         }
     }
 

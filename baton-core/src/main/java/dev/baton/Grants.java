@@ -3,6 +3,7 @@ package dev.baton;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -126,7 +127,7 @@ public final class Grants {
                                     .redeemGrant(c, purpose, g.id(), g.subject(), g.expiresAt(), coord.nodeId()));
             return first ? Optional.of(g) : Optional.empty();
         } catch (SQLException e) {
-            throw new BatonException("redeeming a '" + purpose + "' grant failed: " + e.getMessage(), e);
+            throw Db.failed("redeeming a '" + purpose + "' grant", e);
         }
     }
 
@@ -176,11 +177,9 @@ public final class Grants {
     }
 
     private Instant dbNow() {
-        try {
-            return coord.db()
-                    .call("reading the database clock", c -> coord.store().dbNow(c));
-        } catch (SQLException e) {
-            throw new BatonException("issuing a '" + purpose + "' grant failed: " + e.getMessage(), e);
-        }
+        return coord.db()
+                .callUnchecked(
+                        "issuing a '" + purpose + "' grant (reading the database clock)",
+                        c -> coord.store().dbNow(c));
     }
 }

@@ -107,7 +107,7 @@ public final class Leases {
             return store.acquire(connection, name, owner, ttl, null, newAcquisition(), 0)
                     .grant();
         } catch (SQLException e) {
-            throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
+            throw Db.failed("an acquisition of lease '" + name + "' by '" + owner + "'", e);
         }
     }
 
@@ -148,13 +148,9 @@ public final class Leases {
 
     LeaseStore.Attempt attempt(String name, String owner, Duration ttl, String ownerMeta, String acquisition) {
         validate(name, owner, ttl);
-        try {
-            return db.call(
-                    "an acquisition of lease '" + name + "'",
-                    c -> store.acquire(c, name, owner, ttl, ownerMeta, acquisition, 0));
-        } catch (SQLException e) {
-            throw new BatonException("acquire of lease '" + name + "' by '" + owner + "' failed: " + e.getMessage(), e);
-        }
+        return db.callUnchecked(
+                "an acquisition of lease '" + name + "' by '" + owner + "'",
+                c -> store.acquire(c, name, owner, ttl, ownerMeta, acquisition, 0));
     }
 
     // ---------------------------------------------------------------- renew / release
@@ -172,11 +168,7 @@ public final class Leases {
 
     /** Renews with a new TTL. */
     public LeaseGrant renew(LeaseGrant grant, Duration ttl) {
-        try {
-            return db.call("the renewal of " + grant, c -> renew(c, grant, ttl));
-        } catch (SQLException e) {
-            throw new BatonException("renewal of " + grant + " failed: " + e.getMessage(), e);
-        }
+        return db.callUnchecked("the renewal of " + grant, c -> renew(c, grant, ttl));
     }
 
     /**
@@ -196,11 +188,7 @@ public final class Leases {
      * the grant was no longer the latest (someone took over; nothing was changed).
      */
     public boolean release(LeaseGrant grant) {
-        try {
-            return db.call("the release of " + grant, c -> release(c, grant));
-        } catch (SQLException e) {
-            throw new BatonException("release of " + grant + " failed: " + e.getMessage(), e);
-        }
+        return db.callUnchecked("the release of " + grant, c -> release(c, grant));
     }
 
     /** Releases on the caller's connection (inside its transaction if one is open). */
@@ -268,7 +256,7 @@ public final class Leases {
             if (endedByIdleTimeout(e)) {
                 throw lostToIdleTimeout(grant);
             }
-            throw new BatonException("fenced transaction for " + grant + " failed: " + e.getMessage(), e);
+            throw Db.failed("fenced transaction for " + grant, e);
         }
     }
 
@@ -302,11 +290,7 @@ public final class Leases {
     /** The lease as the database sees it now, or empty if it was never acquired. */
     public Optional<LeaseInfo> inspect(String name) {
         Identifiers.name("lease name", name);
-        try {
-            return db.call("inspecting lease '" + name + "'", c -> store.inspect(c, name));
-        } catch (SQLException e) {
-            throw new BatonException("inspect of lease '" + name + "' failed: " + e.getMessage(), e);
-        }
+        return db.callUnchecked("inspecting lease '" + name + "'", c -> store.inspect(c, name));
     }
 
     /**
@@ -317,21 +301,14 @@ public final class Leases {
      */
     public Page<LeaseInfo> list(String after, int limit) {
         Page.requireLimit(limit);
-        try {
-            List<LeaseInfo> out = db.call("listing leases", c -> store.list(c, after == null ? "" : after, limit + 1));
-            return Page.of(out, limit, LeaseInfo::name);
-        } catch (SQLException e) {
-            throw new BatonException("listing leases failed: " + e.getMessage(), e);
-        }
+        List<LeaseInfo> out =
+                db.callUnchecked("listing leases", c -> store.list(c, after == null ? "" : after, limit + 1));
+        return Page.of(out, limit, LeaseInfo::name);
     }
 
     /** The leases held right now (unexpired, with an owner), by name; at most {@code limit}. */
     List<LeaseInfo> held(int limit) {
-        try {
-            return db.call("listing held leases", c -> store.held(c, limit));
-        } catch (SQLException e) {
-            throw new BatonException("listing held leases failed: " + e.getMessage(), e);
-        }
+        return db.callUnchecked("listing held leases", c -> store.held(c, limit));
     }
 
     /** The latest {@code limit} generations of a lease, newest first. */
@@ -340,11 +317,7 @@ public final class Leases {
         if (limit < 1 || limit > 10_000) {
             throw new IllegalArgumentException("limit must be 1 to 10000, but was " + limit);
         }
-        try {
-            return db.call("reading the history of lease '" + name + "'", c -> store.history(c, name, limit));
-        } catch (SQLException e) {
-            throw new BatonException("history of lease '" + name + "' failed: " + e.getMessage(), e);
-        }
+        return db.callUnchecked("reading the history of lease '" + name + "'", c -> store.history(c, name, limit));
     }
 
     // ---------------------------------------------------------------- helpers

@@ -3,7 +3,6 @@ package dev.baton;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.node.NodeStore;
-import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -42,14 +41,15 @@ public final class Nodes {
      */
     public Page<NodeInfo> list(String after, int limit) {
         Page.requireLimit(limit);
-        List<NodeInfo> rows = read("listing nodes", c -> store.list(c, after == null ? "" : after, limit + 1));
+        List<NodeInfo> rows =
+                db.callUnchecked("listing nodes", c -> store.list(c, after == null ? "" : after, limit + 1));
         return Page.of(rows, limit, NodeInfo::id);
     }
 
     /** The node registered under {@code id}, if any. */
     public Optional<NodeInfo> get(String id) {
         Identifiers.name("node id", id);
-        return read("reading node '" + id + "'", c -> store.get(c, id));
+        return db.callUnchecked("reading node '" + id + "'", c -> store.get(c, id));
     }
 
     /**
@@ -59,7 +59,7 @@ public final class Nodes {
      */
     public OwnershipView ownership() {
         List<LeaseInfo> held = leases.held(VIEW_LIMIT);
-        List<NodeInfo> nodes = read("listing nodes", c -> store.recent(c, VIEW_LIMIT));
+        List<NodeInfo> nodes = db.callUnchecked("listing nodes", c -> store.recent(c, VIEW_LIMIT));
         Set<String> nodeIds = new HashSet<>();
         nodes.forEach(n -> nodeIds.add(n.id()));
         Map<String, List<String>> owned = new TreeMap<>();
@@ -80,16 +80,8 @@ public final class Nodes {
         }
         Instant dbNow = !nodes.isEmpty()
                 ? nodes.get(0).dbNow()
-                : !held.isEmpty() ? held.get(0).dbNow() : read("reading the database clock", store::dbNow);
+                : !held.isEmpty() ? held.get(0).dbNow() : db.callUnchecked("reading the database clock", store::dbNow);
         return new OwnershipView(dbNow, List.copyOf(leaseViews), List.copyOf(statuses));
-    }
-
-    private <T> T read(String what, Db.Work<T> work) {
-        try {
-            return db.call(what, work);
-        } catch (SQLException e) {
-            throw new BatonException(what + " failed: " + e.getMessage(), e);
-        }
     }
 
     private static OwnershipView.Role role(NodeInfo n, List<String> owned) {

@@ -1,5 +1,6 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -63,8 +64,7 @@ public final class Revocations {
             remember(subject, epoch, sent);
             return epoch;
         } catch (SQLException e) {
-            throw new BatonException(
-                    "revoking '" + subject + "' in scope '" + scope + "' failed: " + e.getMessage(), e);
+            throw Db.failed("revoking '" + subject + "' in scope '" + scope + "'", e);
         }
     }
 

@@ -60,13 +60,9 @@ public final class Schedules {
      */
     public Page<ScheduleInfo> list(String after, int limit) {
         Page.requireLimit(limit);
-        try {
-            List<ScheduleInfo> rows =
-                    db.call("listing schedules", c -> store.list(c, after == null ? "" : after, limit + 1));
-            return Page.of(rows, limit, ScheduleInfo::name);
-        } catch (SQLException e) {
-            throw new BatonException("listing schedules failed: " + e.getMessage(), e);
-        }
+        List<ScheduleInfo> rows =
+                db.callUnchecked("listing schedules", c -> store.list(c, after == null ? "" : after, limit + 1));
+        return Page.of(rows, limit, ScheduleInfo::name);
     }
 
     /** Stops firing {@code name} (on every node) until resumed; returns false if there is no such schedule. */
@@ -85,11 +81,7 @@ public final class Schedules {
      */
     public EnqueueResult trigger(String name) {
         Identifiers.name("schedule name", name);
-        try {
-            return db.call("triggering schedule '" + name + "'", c -> triggerOn(c, name));
-        } catch (SQLException e) {
-            throw new BatonException("triggering schedule '" + name + "' failed: " + e.getMessage(), e);
-        }
+        return db.callUnchecked("triggering schedule '" + name + "'", c -> triggerOn(c, name));
     }
 
     private EnqueueResult triggerOn(Connection c, String name) throws SQLException {
@@ -108,16 +100,11 @@ public final class Schedules {
 
     private boolean setPaused(String name, boolean paused) {
         Identifiers.name("schedule name", name);
-        try {
-            return db.transaction((paused ? "pausing" : "resuming") + " schedule '" + name + "'", c -> {
-                boolean changed = store.setPaused(c, name, paused);
-                store.notifyChanged(c);
-                return changed;
-            });
-        } catch (SQLException e) {
-            throw new BatonException(
-                    (paused ? "pausing" : "resuming") + " schedule '" + name + "' failed: " + e.getMessage(), e);
-        }
+        return db.transactionUnchecked((paused ? "pausing" : "resuming") + " schedule '" + name + "'", c -> {
+            boolean changed = store.setPaused(c, name, paused);
+            store.notifyChanged(c);
+            return changed;
+        });
     }
 
     // ---------------------------------------------------------------- declaration
@@ -146,8 +133,7 @@ public final class Schedules {
                 return null;
             });
         } catch (SQLException e) {
-            throw new BatonException(
-                    "declaring the schedules of '" + app + "' " + version + " failed: " + e.getMessage(), e);
+            throw Db.failed("declaring the schedules of '" + app + "' " + version, e);
         }
     }
 

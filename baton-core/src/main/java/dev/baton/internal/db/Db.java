@@ -95,6 +95,32 @@ public final class Db {
         }
     }
 
+    /**
+     * {@link #call} for the API, whose methods do not throw {@link SQLException}: one becomes a
+     * {@link BatonException} that says what failed ({@link #failed}).
+     */
+    public <T> T callUnchecked(String what, Work<T> work) {
+        try {
+            return call(what, work);
+        } catch (SQLException e) {
+            throw failed(what, e);
+        }
+    }
+
+    /** {@link #transaction(String, Work)} for the API, as {@link #callUnchecked}. */
+    public <T> T transactionUnchecked(String what, Work<T> work) {
+        try {
+            return transaction(what, work);
+        } catch (SQLException e) {
+            throw failed(what, e);
+        }
+    }
+
+    /** The exception an API method throws when {@code what} failed in the database: "{@code what} failed: ...". */
+    public static BatonException failed(String what, SQLException e) {
+        return new BatonException(what + " failed: " + e.getMessage(), e);
+    }
+
     /** Borrows a connection and runs {@code work} in one transaction (see {@link #transactionOn}). */
     public <T> T transaction(String what, Work<T> work) throws SQLException {
         return transaction(what, "", work);

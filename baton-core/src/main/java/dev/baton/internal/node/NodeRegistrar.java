@@ -1,7 +1,6 @@
 package dev.baton.internal.node;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.baton.BatonException;
 import dev.baton.NodeState;
 import dev.baton.internal.db.BoundedCalls;
 import dev.baton.internal.db.Db;
@@ -107,7 +106,7 @@ public final class NodeRegistrar extends Service {
                 return null;
             });
         } catch (SQLException e) {
-            throw new BatonException("registering node '" + nodeId + "' failed: " + e.getMessage(), e);
+            throw Db.failed("registering node '" + nodeId + "'", e);
         }
     }
 

@@ -120,7 +120,7 @@ public final class SchemaMigrator {
                 return null;
             });
         } catch (SQLException e) {
-            throw new BatonException("checking Baton schema '" + schema + "' failed: " + e.getMessage(), e);
+            throw Db.failed("checking Baton schema '" + schema + "'", e);
         }
     }
 
