@@ -241,15 +241,31 @@ public final class Notifier extends Service implements AutoCloseable {
         closed = true; // ends the session within POLL_MILLIS
     }
 
-    /** Drops every registration and restores auto-commit before the connection goes back (best effort). */
+    /**
+     * Drops every registration and restores auto-commit before the connection goes back (best effort).
+     * Skipped when the driver's connection under the pool's wrapper is already closed: a pool that shuts
+     * down closes the connections in use (HikariCP aborts them), and a statement would only fail, the pool
+     * logging the connection as broken, stack trace and all. On a connection that is broken but not yet
+     * closed, the statement's failure is how the pool learns to discard it.
+     */
     private static void unlisten(Connection c, boolean autoCommit) {
         try {
-            if (!c.isClosed()) {
+            if (!c.isClosed() && !physicallyClosed(c)) {
                 Jdbc.execute(c, "UNLISTEN *");
                 c.setAutoCommit(autoCommit);
             }
-        } catch (SQLException ignored) {
+        } catch (SQLException e) {
             // A broken connection: the pool discards it, registrations and all.
+            log.debug("UNLISTEN failed; the connection is discarded with its registrations: {}", e.getMessage());
+        }
+    }
+
+    /** The driver's own connection under a pool's wrapper is closed (false when that cannot be told). */
+    private static boolean physicallyClosed(Connection c) {
+        try {
+            return c.unwrap(PGConnection.class) instanceof Connection raw && raw.isClosed();
+        } catch (SQLException | RuntimeException e) {
+            return false;
         }
     }
 

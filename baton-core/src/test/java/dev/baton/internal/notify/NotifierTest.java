@@ -16,6 +16,7 @@ import java.sql.SQLException;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
@@ -126,6 +127,43 @@ class NotifierTest extends DbTest {
             wake.close();
             notifier.close();
         }
+    }
+
+    /**
+     * A pool that shuts down while the notifier listens (as at the end of a benchmark, or in a JVM shutdown
+     * hook) closes the listening connection under it: the session ends without sending UNLISTEN on it,
+     * which would only fail and have HikariCP log the connection as broken with a stack trace.
+     *
+     * <p>Protection removed to see it fail: the check of the driver's connection in
+     * {@code Notifier.unlisten}; the UNLISTEN was then sent on the closed connection (and HikariCP logged
+     * "marked as broken because of SQLSTATE(08003)" at WARN, with the stack trace).
+     */
+    @Test
+    void aPoolClosedUnderTheListenerGetsNoUnlistenOnItsClosedConnection() {
+        HikariDataSource listenPool = listenPool(1);
+        AtomicBoolean poolClosed = new AtomicBoolean();
+        AtomicInteger statementsAfter = new AtomicInteger();
+        DataSource watched = Lending.dataSource(
+                listenPool,
+                () -> Lending.intercept(listenPool.getConnection(), (m, args, proceed) -> {
+                    if (poolClosed.get() && m.getName().equals("createStatement")) {
+                        statementsAfter.incrementAndGet();
+                    }
+                    return proceed.call();
+                }));
+        Notifier notifier = new Notifier(watched, schema, NotificationMode.LISTEN, true);
+        try {
+            notifier.listen();
+            assertThat(notifier.listening()).isTrue();
+            poolClosed.set(true);
+            listenPool.close();
+            await().atMost(WAIT).until(() -> !notifier.listening());
+        } finally {
+            notifier.close(); // waits for the session to end
+        }
+        assertThat(statementsAfter)
+                .as("statements sent on the closed connection")
+                .hasValue(0);
     }
 
     /** Waits until {@code notifier} listens (probed), then terminates the backend of its session. */
