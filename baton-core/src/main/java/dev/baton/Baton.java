@@ -241,7 +241,7 @@ public final class Baton implements AutoCloseable {
             registrar.setState(NodeState.STOPPED); // a node that failed to start is not left "active"
             throw e;
         }
-        notifier.start();
+        notifier.listen();
         if (worker != null) {
             worker.start();
         }

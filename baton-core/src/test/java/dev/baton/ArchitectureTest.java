@@ -135,13 +135,13 @@ class ArchitectureTest {
 
     /**
      * Which internal packages each internal package may use (decision 0016): the bottom layers none,
-     * every capability the bottom layers, jobs also the notifier, nodes also the job settings they declare,
-     * maintenance every store. A package not listed may use none.
+     * every capability the bottom layers (the notifier is a service too), jobs also the notifier, nodes
+     * also the job settings they declare, maintenance every store. A package not listed may use none.
      */
     private static final Map<String, Set<String>> MAY_USE = Map.ofEntries(
             Map.entry("db", Set.of()),
             Map.entry("service", Set.of()),
-            Map.entry("notify", Set.of("db")),
+            Map.entry("notify", Set.of("db", "service")),
             Map.entry("schema", Set.of("db")),
             Map.entry("lease", Set.of("db", "service")),
             Map.entry("coord", Set.of("db")),

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 public abstract class DbTest {
     @RegisterExtension
-    static final BatonPostgres PG = new BatonPostgres();
+    protected static final BatonPostgres PG = new BatonPostgres();
 
     /** Timeouts for awaiting outcomes; scaled by -Dbaton.test.timeoutScale on slow machines. */
     protected static final Duration WAIT = TestTimeouts.scaled(Duration.ofSeconds(20));

@@ -86,7 +86,7 @@ class HandoffTest extends LeadershipDbTest {
      * E01: through a transaction pooler the LISTEN probe fails, so notifications are reported inactive and
      * a hand-off still happens, through polling (again well before the holder's lease would have expired).
      *
-     * <p>Protection removed to see it fail: the start-up probe ({@code Notifier.loop}: the
+     * <p>Protection removed to see it fail: the start-up probe ({@code Notifier.runOnce}: the
      * {@code mode == AUTO && !probe(pg)} fallback); the node then reported notifications active
      * through PgBouncer and the first assertion failed.
      */

@@ -41,7 +41,7 @@ class NotifierUnlistenTest extends DbTest {
         });
         Notifier notifier = new Notifier(ds, schema, NotificationMode.AUTO, true);
         try {
-            notifier.start();
+            notifier.listen();
             assertThat(notifier.listening()).as("the probe failed: polling").isFalse();
         } finally {
             notifier.close();

@@ -6,11 +6,13 @@ import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.PoolSize;
+import dev.baton.internal.service.Service;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,12 +33,17 @@ import org.slf4j.LoggerFactory;
  * failed probe, a lost connection), subscribers are simply never woken early and fall back to their
  * jittered polling, which is always running. Notifications are an optimisation of hand-off and
  * pick-up latency, never part of safety.
+ *
+ * <p>A {@link Service}: one pass is one listening session (connect, LISTEN, probe, deliver until the
+ * notifier stops or the connection fails); the wait after it is the reconnect backoff, or, once the probe
+ * has fallen back to polling, lasts until the notifier stops. {@link #listen()} starts it.
  */
-public final class Notifier implements AutoCloseable {
+public final class Notifier extends Service implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Notifier.class);
     /** Lease names cannot hold control characters, so this payload never collides with one. */
     private static final String PROBE_PREFIX = "\u0001probe:";
 
+    /** How long AUTO waits for its test notification before it concludes that notifications do not arrive. */
     public static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
     /**
      * LISTEN holds a connection for as long as the node runs. From a shared pool smaller than this, that
@@ -44,7 +51,22 @@ public final class Notifier implements AutoCloseable {
      */
     public static final int MIN_POOL_FOR_LISTEN = 4;
 
-    private static final Duration RECONNECT_BACKOFF = Duration.ofSeconds(2);
+    /** The wait after a session that failed (the connection was lost, or could not be had) before the next. */
+    static final Duration RECONNECT_BACKOFF = Duration.ofSeconds(2);
+    /**
+     * The wait after the probe fell back to polling: until the notifier stops. {@code Service.awaitNextPass}
+     * computes its deadline as {@code now + nanos}, which overflows here, but the time left
+     * ({@code deadline - now}) wraps back to {@code Long.MAX_VALUE} minus the time waited, so it stays
+     * positive: the wait ends on stop only.
+     */
+    static final long UNTIL_STOPPED = Long.MAX_VALUE;
+    /**
+     * How long one read of the listening connection blocks waiting for notifications. A notification
+     * ends it at once; the bound is how long the notifier may take to see that it was stopped.
+     */
+    static final int POLL_MILLIS = 500;
+    /** How long one read blocks during the probe, which checks its own deadline between reads. */
+    private static final int PROBE_POLL_MILLIS = 100;
 
     private final DataSource dataSource;
     /**
@@ -57,13 +79,30 @@ public final class Notifier implements AutoCloseable {
     private final List<String> channels;
     private final NotificationMode mode;
     private final Map<String, Set<Subscription>> subscribers = new ConcurrentHashMap<>();
+    /** Counted down once the first session listens, fell back to polling, or failed: {@link #listen()} waits for it. */
+    private final CountDownLatch ready = new CountDownLatch(1);
+
     private volatile boolean listening;
+    /**
+     * Set by {@link #close()} and {@link #stop()}: ends a session and keeps a closed notifier from listening
+     * again. A session checks this rather than {@code isRunning()}, which is false on a notifier whose
+     * {@code runOnce()} a test calls without starting it.
+     */
     private volatile boolean closed;
-    private volatile Thread thread;
+    /** A session has listened before: the next one wakes every subscriber. Service thread only. */
+    private boolean listenedBefore;
+
     private volatile String pendingProbe;
     private volatile CountDownLatch probeLatch;
 
+    /**
+     * A notifier for {@code schema}'s channels that listens on a connection of {@code dataSource} once
+     * {@link #listen()} is called; {@code dedicated} when the data source is Baton's own, not the
+     * application's pool.
+     */
     public Notifier(DataSource dataSource, String schema, NotificationMode mode, boolean dedicated) {
+        // The ticker times only the reconnect backoff: real time, like the probe's deadline.
+        super("baton-lease-listener", System::nanoTime);
         this.dataSource = dataSource;
         this.dedicated = dedicated;
         this.probeChannel = Identifiers.channel(schema, "lease");
@@ -79,13 +118,18 @@ public final class Notifier implements AutoCloseable {
         return new Notifier(null, "none", NotificationMode.POLL, false);
     }
 
-    /** Starts listening (unless mode is POLL). Returns once LISTEN is active and probed, or fell back. */
-    public void start() {
-        if (mode == NotificationMode.POLL || thread != null) {
+    /**
+     * Starts listening (unless mode is POLL, or AUTO on a shared pool smaller than
+     * {@link #MIN_POOL_FOR_LISTEN}: then no thread is started). Returns once LISTEN is active and probed,
+     * or fell back (at most twice {@link #PROBE_TIMEOUT}). Does nothing after {@link #close()}; a second
+     * call only waits like the first. Use this, not {@link #start()}, which skips these checks.
+     */
+    public void listen() {
+        if (mode == NotificationMode.POLL || closed) {
             return;
         }
         if (mode == NotificationMode.AUTO && !dedicated) {
-            java.util.OptionalInt size = PoolSize.of(dataSource);
+            OptionalInt size = PoolSize.of(dataSource);
             if (size.isPresent() && size.getAsInt() < MIN_POOL_FOR_LISTEN) {
                 log.info(
                         "not holding a connection for LISTEN: the pool has only {} connections (LISTEN keeps one for "
@@ -97,11 +141,7 @@ public final class Notifier implements AutoCloseable {
                 return;
             }
         }
-        CountDownLatch ready = new CountDownLatch(1);
-        Thread t = new Thread(() -> loop(ready), "baton-lease-listener");
-        t.setDaemon(true);
-        thread = t;
-        t.start();
+        start();
         try {
             ready.await(PROBE_TIMEOUT.toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -121,86 +161,118 @@ public final class Notifier implements AutoCloseable {
         return s;
     }
 
-    private void loop(CountDownLatch ready) {
-        boolean first = true;
-        while (!closed) {
-            try (Connection c = dataSource.getConnection()) {
-                // LISTEN takes effect at commit: run it in auto-commit mode. The connection goes back to the
-                // pool as it came and without registrations (a pooler would keep them on a shared session).
-                boolean autoCommit = c.getAutoCommit();
-                c.setAutoCommit(true);
-                try {
-                    for (String channel : channels) {
-                        Jdbc.execute(c, "LISTEN \"" + channel + "\"");
-                    }
-                    PGConnection pg = c.unwrap(PGConnection.class);
-                    if (mode == NotificationMode.AUTO && !probe(pg)) {
-                        log.warn(
-                                "LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
-                                        + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back "
-                                        + "to polling; hand-off after a release waits for the next poll. Configure a direct "
-                                        + "listenDataSource to get notifications.{}",
-                                probeChannel,
-                                PROBE_TIMEOUT,
-                                prepareHint(pg));
-                        ready.countDown();
-                        return;
-                    }
-                    listening = true;
-                    if (!first) {
-                        wakeAll(); // a release may have been missed while reconnecting
-                    }
-                    first = false;
+    /**
+     * One listening session: takes a connection, LISTENs on the schema's channels, probes (mode AUTO) and
+     * delivers notifications until the notifier is closed or the connection fails. Returns
+     * {@link #RECONNECT_BACKOFF} after a failure, {@link #UNTIL_STOPPED} after the probe fell back to
+     * polling.
+     */
+    @Override
+    protected long runOnce() {
+        if (mode == NotificationMode.POLL || closed) {
+            ready.countDown();
+            return UNTIL_STOPPED;
+        }
+        try (Connection c = dataSource.getConnection()) {
+            // LISTEN takes effect at commit: run it in auto-commit mode. The connection goes back to the
+            // pool as it came and without registrations (a pooler would keep them on a shared session).
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(true);
+            try {
+                for (String channel : channels) {
+                    Jdbc.execute(c, "LISTEN \"" + channel + "\"");
+                }
+                PGConnection pg = c.unwrap(PGConnection.class);
+                if (mode == NotificationMode.AUTO && !probe(pg)) {
                     ready.countDown();
-                    while (!closed) {
-                        PGNotification[] batch = pg.getNotifications(500);
-                        if (batch != null) {
-                            for (PGNotification n : batch) {
-                                deliver(n.getName(), n.getParameter());
-                            }
+                    if (closed) {
+                        return UNTIL_STOPPED; // closed during the probe: nothing to report
+                    }
+                    log.warn(
+                            "LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
+                                    + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back "
+                                    + "to polling; hand-off after a release waits for the next poll. Configure a direct "
+                                    + "listenDataSource to get notifications.{}",
+                            probeChannel,
+                            PROBE_TIMEOUT,
+                            prepareHint(pg));
+                    return UNTIL_STOPPED;
+                }
+                listening = true;
+                if (listenedBefore) {
+                    wakeAll(); // a release may have been missed while reconnecting
+                }
+                listenedBefore = true;
+                ready.countDown();
+                while (!closed) {
+                    PGNotification[] batch = pg.getNotifications(POLL_MILLIS);
+                    if (batch != null) {
+                        for (PGNotification n : batch) {
+                            deliver(n.getName(), n.getParameter());
                         }
                     }
-                } finally {
-                    listening = false;
-                    unlisten(c, autoCommit);
                 }
-            } catch (SQLException e) {
+                return 0; // closed: the service loop ends
+            } finally {
                 listening = false;
-                if (!closed) {
-                    log.warn(
-                            "lease notification listener lost its connection ({}); polling covers the gap, "
-                                    + "reconnecting in {}",
-                            e.getMessage(),
-                            RECONNECT_BACKOFF);
-                }
-                ready.countDown();
-                if (!pause(RECONNECT_BACKOFF)) {
-                    return;
-                }
-            } catch (RuntimeException e) {
-                listening = false;
-                log.error("lease notification listener failed; polling covers the gap", e);
-                ready.countDown();
-                if (!pause(RECONNECT_BACKOFF)) {
-                    return;
-                }
+                unlisten(c, autoCommit);
             }
+        } catch (SQLException e) {
+            listening = false;
+            if (!closed) {
+                log.warn(
+                        "lease notification listener lost its connection ({}); polling covers the gap, "
+                                + "reconnecting in {}",
+                        e.getMessage(),
+                        RECONNECT_BACKOFF);
+            }
+            ready.countDown();
+            return RECONNECT_BACKOFF.toNanos();
+        } catch (RuntimeException e) {
+            listening = false;
+            log.error("lease notification listener failed; polling covers the gap", e);
+            ready.countDown();
+            return RECONNECT_BACKOFF.toNanos();
         }
-        listening = false;
     }
 
-    /** Drops every registration and restores auto-commit before the connection goes back (best effort). */
+    @Override
+    protected void onStopRequested() {
+        closed = true; // ends the session within POLL_MILLIS
+    }
+
+    /**
+     * Drops every registration and restores auto-commit before the connection goes back (best effort).
+     * Skipped when the driver's connection under the pool's wrapper is already closed: a pool that shuts
+     * down closes the connections in use (HikariCP aborts them), and a statement would only fail, the pool
+     * logging the connection as broken, stack trace and all. On a connection that is broken but not yet
+     * closed, the statement's failure is how the pool learns to discard it.
+     */
     private static void unlisten(Connection c, boolean autoCommit) {
         try {
-            if (!c.isClosed()) {
+            if (!c.isClosed() && !physicallyClosed(c)) {
                 Jdbc.execute(c, "UNLISTEN *");
                 c.setAutoCommit(autoCommit);
             }
-        } catch (SQLException ignored) {
+        } catch (SQLException e) {
             // A broken connection: the pool discards it, registrations and all.
+            log.debug("UNLISTEN failed; the connection is discarded with its registrations: {}", e.getMessage());
         }
     }
 
+    /** The driver's own connection under a pool's wrapper is closed (false when that cannot be told). */
+    private static boolean physicallyClosed(Connection c) {
+        try {
+            return c.unwrap(PGConnection.class) instanceof Connection raw && raw.isClosed();
+        } catch (SQLException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Sends a notification on the lease channel from another connection and reads the listening one for
+     * it, for at most {@link #PROBE_TIMEOUT} (or until the notifier is closed). True if it arrived.
+     */
     private boolean probe(PGConnection listener) throws SQLException {
         String payload = PROBE_PREFIX + UUID.randomUUID();
         CountDownLatch latch = new CountDownLatch(1);
@@ -211,10 +283,11 @@ public final class Notifier implements AutoCloseable {
             Jdbc.notify(sender, probeChannel, payload);
             return null;
         });
-        // Real time, not the (test-controllable) ticker: it bounds blocking socket reads, not a lease.
+        // Real time (System.nanoTime), not the (test-controllable) ticker: it bounds blocking socket reads,
+        // not a lease. Each read blocks at most PROBE_POLL_MILLIS, so the deadline is overrun by at most that.
         long deadline = System.nanoTime() + PROBE_TIMEOUT.toNanos();
-        while (latch.getCount() > 0 && System.nanoTime() - deadline < 0) {
-            PGNotification[] batch = listener.getNotifications(100);
+        while (latch.getCount() > 0 && !closed && System.nanoTime() - deadline < 0) {
+            PGNotification[] batch = listener.getNotifications(PROBE_POLL_MILLIS);
             if (batch != null) {
                 for (PGNotification n : batch) {
                     deliver(n.getName(), n.getParameter());
@@ -257,22 +330,11 @@ public final class Notifier implements AutoCloseable {
         subscribers.values().forEach(set -> set.forEach(Subscription::signal));
     }
 
-    private boolean pause(Duration d) {
-        try {
-            Thread.sleep(d.toMillis()); // reconnect backoff of a background loop, not test synchronisation
-            return !closed;
-        } catch (InterruptedException e) {
-            return false;
-        }
-    }
-
+    /** Stops listening (waiting for the session to give its connection back) and wakes every subscriber. */
     @Override
     public void close() {
         closed = true;
-        Thread t = thread;
-        if (t != null) {
-            t.interrupt();
-        }
+        stop();
         wakeAll();
     }
 
