@@ -39,20 +39,27 @@ final class Machine {
 
     /**
      * SHA-256 (first 12 hex digits) of the baton-core files that decide the figures (job.sql and the compiled
-     * Worker, JobStore and Notifier), so that a result can be tied to a code state of a SNAPSHOT build.
+     * job services, store, statement binder and notifier), so that a result can be tied to a code state of a
+     * SNAPSHOT build. A file that is not there (moved or renamed) is named in the answer instead of skipped.
      */
     static String fingerprint() {
         try {
             java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
             for (String r : List.of(
                     "dev/baton/sql/job.sql",
-                    "dev/baton/Worker.class",
-                    "dev/baton/JobStore.class",
-                    "dev/baton/Notifier.class")) {
+                    "dev/baton/internal/job/Worker.class",
+                    "dev/baton/internal/job/JobProducer.class",
+                    "dev/baton/internal/job/JobExecutor.class",
+                    "dev/baton/internal/job/JobCompleter.class",
+                    "dev/baton/internal/job/JobHeartbeater.class",
+                    "dev/baton/internal/job/JobStore.class",
+                    "dev/baton/internal/db/SqlCall.class",
+                    "dev/baton/internal/notify/Notifier.class")) {
                 try (java.io.InputStream in = Machine.class.getClassLoader().getResourceAsStream(r)) {
-                    if (in != null) {
-                        md.update(in.readAllBytes());
+                    if (in == null) {
+                        return "(incomplete: " + r + " not found)";
                     }
+                    md.update(in.readAllBytes());
                 }
             }
             return java.util.HexFormat.of().formatHex(md.digest()).substring(0, 12);
