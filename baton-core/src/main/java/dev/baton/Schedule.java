@@ -6,6 +6,7 @@ import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.schedule.ScheduleKeys;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
@@ -376,12 +377,12 @@ public final class Schedule {
 
     /** The concurrency key shared by this schedule's runs unless overlap is allowed. */
     String concurrencyKey() {
-        return allowOverlap ? null : "schedule:" + name;
+        return allowOverlap ? null : ScheduleKeys.concurrencyKey(name);
     }
 
     /** The idempotency key of the job for one due instant: each instant yields one job. */
     static String idempotencyKey(String name, Instant due) {
-        return "schedule:" + name + ":" + due;
+        return ScheduleKeys.idempotencyKey(name, due);
     }
 
     /**
