@@ -5,10 +5,13 @@ import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.job.Worker;
+import dev.baton.internal.maintenance.LeaderTaskService;
 import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.node.NodeRegistrar;
 import dev.baton.internal.notify.Notifier;
+import dev.baton.internal.schedule.ScheduleStore;
+import dev.baton.internal.schedule.Scheduler;
 import dev.baton.internal.schema.SchemaMigrator;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
@@ -165,8 +168,8 @@ public final class Baton implements AutoCloseable {
                 ticker);
         Duration schedulerPoll =
                 (workerConfig != null ? workerConfig : WorkerConfig.builder().build()).pollInterval();
-        Scheduler schedulerTask = new Scheduler(
-                dataSource, schedules, jobStore, notifier, schedulerPoll, app, appVersion, metrics, ticker);
+        Db db = Db.of(dataSource);
+        ScheduleStore scheduleStore = schedules.store();
         // Baton's own runner: test pause points are for the application's leases, never for this one.
         Leases ownLeases = new Leases(dataSource, schema, Hooks.NONE, ticker, notifier);
         this.maintenance = new Leadership(
@@ -177,7 +180,19 @@ public final class Baton implements AutoCloseable {
                 MaintenanceTask.LEASE,
                 nodeId,
                 b.maintenance,
-                new MaintenanceTask(List.of(housekeeping, schedulerTask)),
+                new MaintenanceTask(List.of(
+                        // temporary: until Maintenance is a service itself
+                        () -> new LeaderTaskService("baton-maintenance", housekeeping, ticker),
+                        () -> new Scheduler(
+                                db,
+                                scheduleStore,
+                                jobStore,
+                                notifier,
+                                schedulerPoll,
+                                app,
+                                appVersion,
+                                metrics,
+                                ticker))),
                 LeadershipListener.NONE,
                 Hooks.NONE,
                 ticker,

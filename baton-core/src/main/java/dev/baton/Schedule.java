@@ -385,31 +385,6 @@ public final class Schedule {
         return ScheduleKeys.idempotencyKey(name, due);
     }
 
-    /**
-     * Rebuilds a schedule from its stored definition (validated again).
-     *
-     * @throws IllegalArgumentException if the stored definition cannot be used here (a corrupt spec, a time
-     *                                  zone this JVM does not know, a name a newer rule refuses)
-     */
-    static Schedule stored(String name, String kind, String spec, String zone) {
-        Schedule s;
-        if ("cron".equals(kind)) {
-            s = cron(name, spec).zone(zone);
-        } else if ("interval".equals(kind)) {
-            long ms;
-            try {
-                ms = Long.parseLong(spec);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(
-                        "stored interval '" + spec + "' of schedule '" + name + "' is not a number of milliseconds", e);
-            }
-            s = every(name, Duration.ofMillis(ms));
-        } else {
-            throw new IllegalArgumentException("stored spec kind '" + kind + "' of schedule '" + name + "' is unknown");
-        }
-        return s;
-    }
-
     String specKindDb() {
         return kind == Kind.CRON ? "cron" : "interval";
     }

@@ -44,10 +44,6 @@ public final class Schedules {
         return ScheduleStore.channel(schema);
     }
 
-    String notifyChannel() {
-        return store.channel();
-    }
-
     /** The statements behind this facade, for the scheduler and maintenance. */
     ScheduleStore store() {
         return store;
