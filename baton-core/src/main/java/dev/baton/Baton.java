@@ -9,6 +9,8 @@ import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.node.NodeRegistrar;
 import dev.baton.internal.notify.Notifier;
+import dev.baton.internal.schedule.ScheduleStore;
+import dev.baton.internal.schedule.Scheduler;
 import dev.baton.internal.schema.SchemaMigrator;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
@@ -19,6 +21,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -165,8 +168,8 @@ public final class Baton implements AutoCloseable {
                 ticker);
         Duration schedulerPoll =
                 (workerConfig != null ? workerConfig : WorkerConfig.builder().build()).pollInterval();
-        Scheduler schedulerTask = new Scheduler(
-                dataSource, schedules, jobStore, notifier, schedulerPoll, app, appVersion, metrics, ticker);
+        Db db = Db.of(dataSource);
+        ScheduleStore scheduleStore = schedules.store();
         // Baton's own runner: test pause points are for the application's leases, never for this one.
         Leases ownLeases = new Leases(dataSource, schema, Hooks.NONE, ticker, notifier);
         this.maintenance = new Leadership(
@@ -177,7 +180,19 @@ public final class Baton implements AutoCloseable {
                 MaintenanceTask.LEASE,
                 nodeId,
                 b.maintenance,
-                new MaintenanceTask(List.of(housekeeping, schedulerTask)),
+                new MaintenanceTask(Stream.concat(
+                                housekeeping.services().stream(),
+                                Stream.of(() -> new Scheduler(
+                                        db,
+                                        scheduleStore,
+                                        jobStore,
+                                        notifier,
+                                        schedulerPoll,
+                                        app,
+                                        appVersion,
+                                        metrics,
+                                        ticker)))
+                        .toList()),
                 LeadershipListener.NONE,
                 Hooks.NONE,
                 ticker,

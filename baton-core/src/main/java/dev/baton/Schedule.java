@@ -6,6 +6,7 @@ import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.schedule.ScheduleKeys;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
@@ -376,37 +377,12 @@ public final class Schedule {
 
     /** The concurrency key shared by this schedule's runs unless overlap is allowed. */
     String concurrencyKey() {
-        return allowOverlap ? null : "schedule:" + name;
+        return allowOverlap ? null : ScheduleKeys.concurrencyKey(name);
     }
 
     /** The idempotency key of the job for one due instant: each instant yields one job. */
     static String idempotencyKey(String name, Instant due) {
-        return "schedule:" + name + ":" + due;
-    }
-
-    /**
-     * Rebuilds a schedule from its stored definition (validated again).
-     *
-     * @throws IllegalArgumentException if the stored definition cannot be used here (a corrupt spec, a time
-     *                                  zone this JVM does not know, a name a newer rule refuses)
-     */
-    static Schedule stored(String name, String kind, String spec, String zone) {
-        Schedule s;
-        if ("cron".equals(kind)) {
-            s = cron(name, spec).zone(zone);
-        } else if ("interval".equals(kind)) {
-            long ms;
-            try {
-                ms = Long.parseLong(spec);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(
-                        "stored interval '" + spec + "' of schedule '" + name + "' is not a number of milliseconds", e);
-            }
-            s = every(name, Duration.ofMillis(ms));
-        } else {
-            throw new IllegalArgumentException("stored spec kind '" + kind + "' of schedule '" + name + "' is unknown");
-        }
-        return s;
+        return ScheduleKeys.idempotencyKey(name, due);
     }
 
     String specKindDb() {

@@ -3,7 +3,10 @@ package dev.baton;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.schedule.ScheduleKeys;
+import dev.baton.internal.schedule.ScheduleReconciler;
 import dev.baton.internal.schedule.ScheduleStore;
+import dev.baton.internal.schedule.Versions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -26,22 +29,20 @@ public final class Schedules {
 
     private final Db db;
     private final ScheduleStore store;
+    private final ScheduleReconciler reconciler;
     private final JobStore jobStore;
     private final Jobs jobs;
 
     Schedules(DataSource dataSource, String schema, JobStore jobStore, Jobs jobs) {
         this.db = Db.of(dataSource);
         this.store = new ScheduleStore(schema);
+        this.reconciler = new ScheduleReconciler(db, store);
         this.jobStore = jobStore;
         this.jobs = jobs;
     }
 
     static String channel(String schema) {
         return ScheduleStore.channel(schema);
-    }
-
-    String notifyChannel() {
-        return store.channel();
     }
 
     /** The statements behind this facade, for the scheduler and maintenance. */
@@ -93,7 +94,7 @@ public final class Schedules {
                 .maxAttempts(job.maxAttempts())
                 .idempotencyKey("schedule:" + name + ":manual:" + job.dbNow());
         if (!job.allowOverlap()) {
-            r = r.concurrencyKey("schedule:" + name);
+            r = r.concurrencyKey(ScheduleKeys.concurrencyKey(name));
         }
         return jobStore.enqueueOne(c, r.encoded(job.payload()));
     }
@@ -211,37 +212,17 @@ public final class Schedules {
      * declared by {@code liveVersion} (the calling node's own version, alive by definition; null for none).
      */
     List<String> disableOrphans(String app, String liveVersion) {
-        List<String> out = reconciling("disable_orphans", app, c -> store.disableOrphans(c, app, liveVersion));
-        if (!out.isEmpty()) {
-            log.info("disabled schedules of '{}' that no live version declares any more: {}", app, out);
-        }
-        return out;
+        return reconciler.disableOrphans(app, liveVersion);
     }
 
     /** Enables again this application's disabled schedules that a live version (or {@code liveVersion}) declares. */
     List<String> enableDeclared(String app, String liveVersion) {
-        List<String> out = reconciling("enable_declared", app, c -> store.enableDeclared(c, app, liveVersion));
-        if (!out.isEmpty()) {
-            log.info("enabled again schedules of '{}' that a live version declares: {}", app, out);
-        }
-        return out;
+        return reconciler.enableDeclared(app, liveVersion);
     }
 
     /** Both: what the scheduler runs now and then, and a node on start. */
     void reconcile(String app, String liveVersion) {
-        enableDeclared(app, liveVersion);
-        disableOrphans(app, liveVersion);
-    }
-
-    private List<String> reconciling(String statement, String app, Db.Work<List<String>> work) {
-        try {
-            return db.call("reconciling schedules", work);
-        } catch (SQLException e) {
-            throw new BatonException(
-                    "reconciling the schedules of '" + app + "' with the live nodes failed (" + statement + "): "
-                            + e.getMessage(),
-                    e);
-        }
+        reconciler.reconcile(app, liveVersion);
     }
 
     Db db() {

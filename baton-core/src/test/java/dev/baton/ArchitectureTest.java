@@ -135,8 +135,9 @@ class ArchitectureTest {
 
     /**
      * Which internal packages each internal package may use (decision 0016): the bottom layers none,
-     * every capability the bottom layers (the notifier is a service too), jobs also the notifier, nodes
-     * also the job settings they declare, maintenance every store. A package not listed may use none.
+     * every capability the bottom layers (the notifier is a service too), jobs and schedules also the
+     * notifier, nodes also the job settings they declare, schedules also the job store, maintenance every
+     * store. A package not listed may use none.
      */
     private static final Map<String, Set<String>> MAY_USE = Map.ofEntries(
             Map.entry("db", Set.of()),
@@ -148,8 +149,9 @@ class ArchitectureTest {
             Map.entry("job", Set.of("db", "service", "notify")),
             // a node's row declares the job kinds and settings of its worker
             Map.entry("node", Set.of("db", "service", "job")),
-            Map.entry("schedule", Set.of("db", "service")),
-            // the housekeeping reaches every table through its store
+            // the scheduler enqueues its jobs through the job store and wakes on schedule notifications
+            Map.entry("schedule", Set.of("db", "service", "job", "notify")),
+            // the housekeeping reaches every table through its store; each term runs its services
             Map.entry("maintenance", Set.of("db", "service", "job", "lease", "node", "schedule", "coord")),
             Map.entry("metrics", Set.of()));
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.maintenance.MaintenanceTask;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -80,7 +81,8 @@ class ScheduleFiredNodeDiesTest extends ScheduleTestSupport {
             assertThat(before.state()).isEqualTo(JobState.RUNNING);
             assertThat(before.claimedBy()).contains("s02-child");
             Instant due = dueOf("s02", before.idempotencyKey().orElseThrow());
-            assertThat(leases.inspect(Scheduler.LEASE).orElseThrow().owner()).contains("s02-child");
+            assertThat(leases.inspect(MaintenanceTask.LEASE).orElseThrow().owner())
+                    .contains("s02-child");
 
             child.destroyForcibly(); // SIGKILL: no release, no completion, no goodbye
             assertThat(child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS))

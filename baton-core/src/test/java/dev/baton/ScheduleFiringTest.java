@@ -3,6 +3,7 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.schedule.Scheduler;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,10 +36,10 @@ import org.junit.jupiter.api.Test;
  *       ({@code schedule.sql}) replaced by {@code AND :seen::timestamptz IS NOT NULL}: the job count per
  *       instant stayed one (the idempotency key deduplicated), but both racing schedulers fired and
  *       recorded the firing: {@link #S01_racingSchedulersBlockedOnTheSameInstantFireItOnce} failed
- *       (runOnce returned [2, 2], not [0, 2]) and the stress test failed on "jobs reported = jobs
+ *       (fireDue returned [2, 2], not [0, 2]) and the stress test failed on "jobs reported = jobs
  *       enqueued" (110 reported, 55 enqueued);</li>
- *   <li>the idempotency key ({@code .idempotencyKey(Schedule.idempotencyKey(..))} removed in
- *       {@code Scheduler.fire}): the CAS alone still kept one job per instant (the loser's enqueue
+ *   <li>the idempotency key ({@code ScheduleKeys.idempotencyKey(..)} left out of the job built by
+ *       {@code Scheduler.job}): the CAS alone still kept one job per instant (the loser's enqueue
  *       rolls back with its failed CAS), but all three tests failed on "each job names its due
  *       instant" (key null);</li>
  *   <li>both at once: the stress test got 22 jobs for 11 instants, the blocked race 4 jobs for 2.</li>
@@ -130,8 +131,8 @@ class ScheduleFiringTest extends ScheduleTestSupport {
                     "SELECT next_run_at FROM " + schema + ".schedule WHERE name = 's01race' FOR UPDATE")) {
                 ps.executeQuery().close();
             }
-            Future<Integer> ra = exec.submit(a::runOnce);
-            Future<Integer> rb = exec.submit(b::runOnce);
+            Future<Integer> ra = exec.submit(a::fireDue);
+            Future<Integer> rb = exec.submit(b::fireDue);
             // Both are inside their firing transaction for the same instant, blocked.
             Awaitility.await()
                     .atMost(WAIT)
@@ -164,7 +165,7 @@ class ScheduleFiringTest extends ScheduleTestSupport {
     }
 
     /**
-     * S01: two schedulers call {@code runOnce()} at the same moment, round after round, each round
+     * S01: two schedulers call {@code fireDue()} at the same moment, round after round, each round
      * released as the next instant of five schedules (every 200 ms) becomes due, for at least ten
      * instants. Per schedule, each instant has exactly one job, and the jobs the schedulers report
      * are exactly the jobs enqueued.
@@ -212,7 +213,7 @@ class ScheduleFiringTest extends ScheduleTestSupport {
                         if (stop.get()) {
                             return;
                         }
-                        reported.addAndGet(sch.runOnce());
+                        reported.addAndGet(sch.fireDue());
                     }
                 } catch (Exception e) {
                     throw new IllegalStateException(e);

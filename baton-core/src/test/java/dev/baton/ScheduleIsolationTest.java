@@ -3,8 +3,10 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.baton.internal.db.Db;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.notify.Notifier;
+import dev.baton.internal.schedule.Scheduler;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -23,8 +25,8 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
     private static final String LONG_NAME = "n".repeat(180);
 
     /**
-     * Protection removed and seen failing: the per-schedule error boundary in {@code Scheduler.runOnce}
-     * (the try/catch around {@code fire}): the first broken schedule, due first, threw out of runOnce and
+     * Protection removed and seen failing: the per-schedule error boundary in {@code Scheduler.fireDue}
+     * (the try/catch around {@code fire}): the first broken schedule, due first, threw out of fireDue and
      * the healthy one never fired ("tick fired" failed); with the boundary kept but {@code retry_at}
      * ignored by the due query, the broken ones were retried at every pass (error count rose without a
      * backoff: "still waiting out its backoff" failed).
@@ -42,8 +44,8 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
         List<String> failed = new CopyOnWriteArrayList<>();
         // A poll interval of 10 s: the first backoff (one poll interval) outlasts this test's passes.
         Scheduler scheduler = new Scheduler(
-                appPool,
-                schedules,
+                Db.of(appPool),
+                schedules.store(),
                 new JobStore(schema),
                 Notifier.polling(),
                 Duration.ofSeconds(10),
@@ -58,7 +60,7 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
                 System::nanoTime);
 
         awaitDbClock(nextRunAt("tick"));
-        assertThat(scheduler.runOnce()).as("tick fired").isGreaterThanOrEqualTo(1);
+        assertThat(scheduler.fireDue()).as("tick fired").isGreaterThanOrEqualTo(1);
         assertThat(failed).containsExactlyInAnyOrder("zone", "spec", LONG_NAME);
         ScheduleInfo zone = info("zone");
         assertThat(zone.failing()).isTrue();
@@ -73,7 +75,7 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
         // The next instant of tick: it fires again; the broken ones wait out their backoff meanwhile.
         Instant next = nextRunAt("tick");
         awaitDbClock(next);
-        scheduler.runOnce();
+        scheduler.fireDue();
         assertThat(nextRunAt("tick")).isAfter(next);
         assertThat(info("zone").errorCount())
                 .as("still waiting out its backoff")
@@ -86,7 +88,7 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
                         "UPDATE " + schema + ".schedule SET retry_at = clock_timestamp() WHERE name = 'zone'")) {
             ps.executeUpdate();
         }
-        scheduler.runOnce();
+        scheduler.fireDue();
         assertThat(info("zone").errorCount()).as("retried").isEqualTo(2);
         assertThat(failed).hasSize(4);
         assertThat(jobsOfKind("tick")).hasSizeGreaterThanOrEqualTo(2);

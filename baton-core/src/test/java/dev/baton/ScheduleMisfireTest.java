@@ -2,6 +2,7 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.baton.internal.schedule.Scheduler;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * missed instants become (one run, a bounded catch-up, or nothing), and the drops are recorded.
  *
  * <p>"All nodes down" is a declared schedule with no scheduler running; "back" is one call of
- * {@link Scheduler#runOnce()} made while the database clock is at a chosen phase of the interval,
+ * {@link Scheduler#fireDue()} made while the database clock is at a chosen phase of the interval,
  * so the test knows which instants the scheduler classifies as missed (older than the threshold on
  * the database clock at firing, bounded below by the clock read just before the call and above by
  * the schedule's {@code last_fired_at}). If the machine stalls so that the phase is not the one
@@ -116,7 +117,7 @@ class ScheduleMisfireTest extends ScheduleTestSupport {
         void assertTimelyInstantAfterRecoveryFires(ScheduleMisfireTest t) throws Exception {
             Instant next = info.nextRunAt();
             t.awaitDbClock(next);
-            scheduler.runOnce();
+            scheduler.fireDue();
             ScheduleInfo after = t.info(name);
             List<Instant> firedNow = new ArrayList<>(t.firedInstants(name, name + ".job"));
             firedNow.removeAll(fired);
@@ -158,7 +159,7 @@ class ScheduleMisfireTest extends ScheduleTestSupport {
             r.name = name;
             r.threshold = threshold;
             r.scheduler = scheduler(pool, "svc");
-            r.scheduler.runOnce();
+            r.scheduler.fireDue();
             r.info = info(name);
             Instant after = r.info.lastFiredAt().orElseThrow();
             for (Instant i : grid(n0, r.info.nextRunAt(), EVERY)) {

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
  * schedule every 10 ms throughout.
  *
  * <p>Protection removed to see it fail: the schedule's concurrency key on fired jobs
- * ({@code if (!d.allowOverlap()) r = r.concurrencyKey(..)} removed in {@code Scheduler.fire}): the
- * watcher saw 2 (then more) running at once without allowOverlap.
+ * ({@code d.allowOverlap() ? null : ScheduleKeys.concurrencyKey(..)} in {@code Scheduler.job} replaced
+ * by {@code null}): the watcher saw 2 (then more) running at once without allowOverlap.
  */
 class ScheduleOverlapTest extends ScheduleTestSupport {
 

@@ -1,8 +1,11 @@
 package dev.baton;
 
+import dev.baton.internal.db.Db;
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.schedule.ScheduleStore;
+import dev.baton.internal.schedule.Scheduler;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -61,10 +64,9 @@ abstract class ScheduleTestSupport extends DbTest {
 
     /** A scheduler of application {@code app} on {@code ds}, as a node would run it, but not under the lease. */
     Scheduler scheduler(DataSource ds, String app) {
-        Schedules s = Baton.builder(ds).schema(schema).build().schedules();
         return new Scheduler(
-                ds,
-                s,
+                Db.of(ds),
+                new ScheduleStore(schema),
                 new JobStore(schema),
                 Notifier.polling(),
                 Duration.ofMillis(100),
@@ -76,7 +78,7 @@ abstract class ScheduleTestSupport extends DbTest {
 
     /** Holds the scheduler's leader lease for the rest of the test, so no node fires: the test does. */
     LeaseGrant blockNodeSchedulers() {
-        return leases.tryAcquire(Scheduler.LEASE, "test-holds-the-scheduler", Duration.ofMinutes(10))
+        return leases.tryAcquire(MaintenanceTask.LEASE, "test-holds-the-scheduler", Duration.ofMinutes(10))
                 .orElseThrow(() -> new AssertionError("scheduler lease already held"));
     }
 

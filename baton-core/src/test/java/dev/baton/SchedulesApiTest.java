@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.schedule.Scheduler;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -13,7 +14,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The operator API of schedules: {@code list()} with next run, last run and the last run's job
  * state; {@code pause}, {@code resume}, {@code trigger}. A worker node runs the jobs; the test holds
- * the scheduler's lease so no node fires, and fires itself with {@link Scheduler#runOnce()}.
+ * the scheduler's lease so no node fires, and fires itself with {@link Scheduler#fireDue()}.
  */
 class SchedulesApiTest extends ScheduleTestSupport {
     private static final Duration EVERY = Duration.ofMillis(300);
@@ -55,7 +56,7 @@ class SchedulesApiTest extends ScheduleTestSupport {
         // Fire the first instant: the last run, its job and (once the worker ran it) the job's state.
         Instant first = declared.nextRunAt();
         awaitDbClock(first);
-        assertThat(scheduler.runOnce()).isGreaterThanOrEqualTo(1);
+        assertThat(scheduler.fireDue()).isGreaterThanOrEqualTo(1);
         ScheduleInfo fired = info("api");
         Instant lastDue = fired.lastDueAt().orElseThrow();
         assertThat(lastDue).isAfterOrEqualTo(first);
@@ -77,14 +78,14 @@ class SchedulesApiTest extends ScheduleTestSupport {
         assertThat(info("api").paused()).isTrue();
         Instant pausedNext = fired.nextRunAt();
         awaitDbClock(pausedNext.plus(EVERY.multipliedBy(3)));
-        assertThat(scheduler.runOnce()).isZero();
+        assertThat(scheduler.fireDue()).isZero();
         assertThat(info("api").nextRunAt()).isEqualTo(pausedNext);
         int jobsWhilePaused = jobsOfKind("api.job").size();
 
         // Resume: the instants missed while paused are within the default 1-minute threshold, so fire.
         assertThat(api.resume("api")).isTrue();
         assertThat(info("api").paused()).isFalse();
-        int caughtUp = scheduler.runOnce();
+        int caughtUp = scheduler.fireDue();
         assertThat(caughtUp).isGreaterThanOrEqualTo(4);
         List<Instant> instants = firedInstants("api", "api.job");
         assertThat(instants)

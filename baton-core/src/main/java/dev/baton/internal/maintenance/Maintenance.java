@@ -1,7 +1,5 @@
 package dev.baton.internal.maintenance;
 
-import dev.baton.LeaderContext;
-import dev.baton.LeaderTask;
 import dev.baton.WorkerConfig;
 import dev.baton.internal.coord.CoordinationStore;
 import dev.baton.internal.db.Db;
@@ -19,7 +17,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * never applies job settings it was not given; with no worker live, job maintenance waits (and looks again
  * at every pass).
  */
-public final class Maintenance implements LeaderTask {
+public final class Maintenance {
     private static final Logger log = LoggerFactory.getLogger(Maintenance.class);
     public static final int BATCH = 1000;
     /** Prune at most this many batches per table and run, so one run never holds the database long. */
@@ -116,20 +113,6 @@ public final class Maintenance implements LeaderTask {
                 () -> new JobRescuer(this, ticker),
                 () -> new Pruner(this, ticker),
                 () -> new CoordinationPurger(this, ticker));
-    }
-
-    /** Until the scheduler is a service too: runs this node's term of the maintenance services. */
-    @Override
-    public void run(LeaderContext ctx) {
-        List<Service> term = services().stream().map(Supplier::get).collect(Collectors.toList());
-        term.forEach(Service::start);
-        try {
-            while (!ctx.awaitCancellation(Duration.ofMinutes(1))) {
-                // the services run on their own threads until the term ends
-            }
-        } finally {
-            term.forEach(Service::stop);
-        }
     }
 
     /**

@@ -2,56 +2,54 @@ package dev.baton.internal.maintenance;
 
 import dev.baton.LeaderContext;
 import dev.baton.LeaderTask;
+import dev.baton.internal.service.Service;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
- * The leader-only housekeeping of a Baton cluster under one lease ({@value #LEASE}): job rescue and
- * pruning, and the scheduler. One lease instead of one per service halves the idle renewals; each
- * service's statements stay safe if two leaders ever overlap. The first part runs on the term's
- * thread, the others on threads of their own that end with the term.
+ * The leader-only housekeeping of a Baton cluster under one lease ({@value #LEASE}): the job rescuer,
+ * the pruner, the coordination purger ({@link Maintenance#services()}) and the scheduler. One lease instead of one per service halves the idle renewals; each
+ * service's statements stay safe if two leaders ever overlap. Each term builds a new instance of every
+ * service, starts them all, and stops them all when the term ends.
  */
 public final class MaintenanceTask implements LeaderTask {
     public static final String LEASE = "baton.maintenance";
 
-    private final List<LeaderTask> parts;
+    private final List<Supplier<? extends Service>> services;
 
-    public MaintenanceTask(List<LeaderTask> parts) {
-        if (parts.isEmpty()) {
+    public MaintenanceTask(List<Supplier<? extends Service>> services) {
+        if (services.isEmpty()) {
             throw new IllegalArgumentException("nothing to maintain");
         }
-        this.parts = List.copyOf(parts);
+        this.services = List.copyOf(services);
     }
 
     @Override
-    public void run(LeaderContext ctx) throws Exception {
-        List<Thread> others = new ArrayList<>();
-        for (int i = 1; i < parts.size(); i++) {
-            LeaderTask part = parts.get(i);
-            Thread t = new Thread(
-                    () -> {
-                        try {
-                            part.run(ctx);
-                        } catch (Exception e) {
-                            if (!ctx.isCancelled()) {
-                                org.slf4j.LoggerFactory.getLogger(MaintenanceTask.class)
-                                        .error("maintenance part failed", e);
-                            }
-                        }
-                    },
-                    "baton-maintenance-" + part.getClass().getSimpleName());
-            t.setDaemon(true);
-            others.add(t);
-            t.start();
-        }
+    public void run(LeaderContext ctx) {
+        List<Service> running = new ArrayList<>();
         try {
-            parts.get(0).run(ctx);
-        } finally {
-            for (Thread t : others) {
-                t.interrupt();
+            for (Supplier<? extends Service> factory : services) {
+                Service s = factory.get();
+                running.add(s);
+                s.start();
             }
-            for (Thread t : others) {
-                t.join(10_000);
+            while (!ctx.awaitCancellation(Duration.ofSeconds(1))) {
+                // the services work on their own threads until the term ends
+            }
+        } finally {
+            // The term's end interrupts this thread: clear the flag while stopping, so each stop waits for its
+            // service's thread (a pass under way) instead of giving up at once.
+            boolean interrupted = Thread.interrupted();
+            try {
+                for (Service s : running) {
+                    s.stop();
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
     }

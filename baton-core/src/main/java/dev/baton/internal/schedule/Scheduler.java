@@ -1,13 +1,17 @@
-package dev.baton;
+package dev.baton.internal.schedule;
 
+import dev.baton.BatonMetrics;
+import dev.baton.JobRequest;
+import dev.baton.Schedule;
+import dev.baton.UnknownOutcomeException;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.JobErrors;
 import dev.baton.internal.job.JobStore;
-import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.notify.Notifier;
-import dev.baton.internal.schedule.ScheduleStore;
+import dev.baton.internal.schedule.ScheduleStore.Definition;
 import dev.baton.internal.schedule.ScheduleStore.Due;
+import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -15,42 +19,48 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.LongSupplier;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Fires due schedules. Runs on one node at a time under the {@value #LEASE} lease to save load, but
- * its correctness does not depend on that: firing is a compare-and-set on {@code next_run_at} plus
- * an enqueue whose idempotency key names the due instant, in one transaction, so two schedulers that
- * overlap still produce one job per due instant.
+ * Fires due schedules. Runs on one node at a time, for one term of the maintenance lease, to save load,
+ * but its correctness does not depend on that: firing is a compare-and-set on {@code next_run_at} plus an
+ * enqueue whose idempotency key names the due instant, in one transaction, so two schedulers that overlap
+ * still produce one job per due instant.
+ *
+ * <p>Its pass fires what is due, looks for orphaned schedules once per {@link #ORPHAN_CHECK}, and waits
+ * until the next due instant (on the database clock), at most 30 s while notifications arrive (a
+ * declaration or pause wakes it) and at most the poll interval otherwise. Tests call {@link #fireDue()}.
  */
-final class Scheduler implements LeaderTask {
-    static final String LEASE = MaintenanceTask.LEASE;
+public final class Scheduler extends Service {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
     /** Due instants computed per schedule and firing, at most. */
     static final int MAX_INSTANTS = 10_000;
 
     static final int BATCH = 100;
-    static final Duration ORPHAN_CHECK = Duration.ofMinutes(1);
+    /** How often the scheduler reconciles its application's schedules with the live nodes. */
+    public static final Duration ORPHAN_CHECK = Duration.ofMinutes(1);
     /** Instants far past any real schedule: a cron that never fires again parks here. */
     static final Instant NEVER = Instant.parse("9999-01-01T00:00:00Z");
+    /** The longest wait between passes while notifications arrive: polling is only a safety net then. */
+    private static final Duration LISTENING_WAIT = Duration.ofSeconds(30);
 
     private final Db db;
-    private final Schedules schedules;
     private final ScheduleStore store;
+    private final ScheduleReconciler reconciler;
     private final JobStore jobStore;
     private final Notifier notifier;
     private final Duration pollInterval;
     private final String app;
     private final String appVersion;
     private final BatonMetrics metrics;
-    /** Monotonic nanoseconds: when to look for orphaned schedules again. */
-    private final LongSupplier ticker;
+    private final Notifier.Subscription wake;
+    /** Monotonic nanoseconds: when orphaned schedules were last looked for. Service thread only. */
+    private long lastOrphanCheck;
 
-    Scheduler(
-            DataSource dataSource,
-            Schedules schedules,
+    public Scheduler(
+            Db db,
+            ScheduleStore store,
             JobStore jobStore,
             Notifier notifier,
             Duration pollInterval,
@@ -58,45 +68,60 @@ final class Scheduler implements LeaderTask {
             String appVersion,
             BatonMetrics metrics,
             LongSupplier ticker) {
-        this.db = Db.of(dataSource);
-        this.ticker = ticker;
-        this.schedules = schedules;
-        this.store = schedules.store();
+        super("baton-scheduler", ticker);
+        this.db = db;
+        this.store = store;
+        this.reconciler = new ScheduleReconciler(db, store);
         this.jobStore = jobStore;
         this.notifier = notifier;
         this.pollInterval = pollInterval;
         this.app = app;
         this.appVersion = appVersion;
         this.metrics = metrics;
+        // Not at once: a new term often follows an outage, after which every node's heartbeat looks stale
+        // until its next beat. (The node's own version is protected anyway, and reconciling re-enables.)
+        this.lastOrphanCheck = ticker.getAsLong();
+        this.wake = notifier.subscribe(store.channel(), "changed");
+    }
+
+    /**
+     * One pass: fires the due schedules, reconciles once per {@link #ORPHAN_CHECK}, and returns how long to
+     * wait for the next due instant (the poll interval after a failed pass).
+     */
+    @Override
+    protected long runOnce() {
+        try {
+            fireDue();
+            if (ticker.getAsLong() - lastOrphanCheck >= ORPHAN_CHECK.toNanos()) {
+                reconciler.reconcile(app, appVersion);
+                lastOrphanCheck = ticker.getAsLong();
+            }
+            // Sleep until the next due instant (on the database clock); with notifications
+            // active, a declaration or pause wakes us, so polling is only a safety net.
+            long untilDue = untilNextDueNanos();
+            long cap = notifier.listening() ? LISTENING_WAIT.toNanos() : pollInterval.toNanos();
+            return Math.max(0, Math.min(untilDue, cap));
+        } catch (SQLException | RuntimeException e) {
+            log.warn("firing schedules failed, retrying in {}: {}", pollInterval, e.getMessage());
+            return pollInterval.toNanos();
+        }
     }
 
     @Override
-    public void run(LeaderContext ctx) {
-        // Not at once: a new term often follows an outage, after which every node's heartbeat looks stale
-        // until its next beat. (The node's own version is protected anyway, and reconciling re-enables.)
-        long lastOrphanCheck = ticker.getAsLong();
-        try (Notifier.Subscription wake = notifier.subscribe(schedules.notifyChannel(), "changed")) {
-            while (!ctx.isCancelled()) {
-                long waitNanos = pollInterval.toNanos();
-                try {
-                    runOnce();
-                    if (ticker.getAsLong() - lastOrphanCheck >= ORPHAN_CHECK.toNanos()) {
-                        schedules.reconcile(app, appVersion);
-                        lastOrphanCheck = ticker.getAsLong();
-                    }
-                    // Sleep until the next due instant (on the database clock); with notifications
-                    // active, a declaration or pause wakes us, so polling is only a safety net.
-                    long untilDue = untilNextDueNanos();
-                    long cap = notifier.listening() ? Duration.ofSeconds(30).toNanos() : pollInterval.toNanos();
-                    waitNanos = Math.max(0, Math.min(untilDue, cap));
-                } catch (SQLException | RuntimeException e) {
-                    log.warn("firing schedules failed, retrying in {}: {}", pollInterval, e.getMessage());
-                }
-                if (waitNanos > 0 && !wake.await(waitNanos)) {
-                    return; // interrupted: the term is over
-                }
-            }
+    protected void awaitNextPass(long nanos) {
+        if (nanos > 0) {
+            wake.await(nanos);
         }
+    }
+
+    @Override
+    protected void onStopRequested() {
+        wake.signal();
+    }
+
+    @Override
+    protected void afterLastPass() {
+        wake.close();
     }
 
     /**
@@ -105,7 +130,7 @@ final class Scheduler implements LeaderTask {
      * spec, a job that cannot be built) is recorded as failing, logged, counted and retried after a
      * backoff, and the others fire on time.
      */
-    int runOnce() throws SQLException {
+    public int fireDue() throws SQLException {
         int total = 0;
         while (true) {
             List<Due> due = due();
@@ -172,13 +197,52 @@ final class Scheduler implements LeaderTask {
         return db.call("reading the next due schedule", store::untilNextDueNanos);
     }
 
+    /**
+     * Rebuilds a schedule's timing from its stored definition (validated again).
+     *
+     * @throws IllegalArgumentException if the stored definition cannot be used here (a corrupt spec, a time
+     *                                  zone this JVM does not know, a name a newer rule refuses)
+     */
+    static Schedule timing(Definition d) {
+        String name = d.name();
+        String spec = d.spec();
+        if ("cron".equals(d.specKind())) {
+            return Schedule.cron(name, spec).zone(d.zone());
+        } else if ("interval".equals(d.specKind())) {
+            long ms;
+            try {
+                ms = Long.parseLong(spec);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(
+                        "stored interval '" + spec + "' of schedule '" + name + "' is not a number of milliseconds", e);
+            }
+            return Schedule.every(name, Duration.ofMillis(ms));
+        }
+        throw new IllegalArgumentException(
+                "stored spec kind '" + d.specKind() + "' of schedule '" + name + "' is unknown");
+    }
+
+    /** The job a schedule enqueues for one due instant, from its stored definition. */
+    static JobStore.Encoded job(Definition d, Instant due) {
+        // Checked by the rules a declaration passes, with their messages: a row stored by another version
+        // may break one of this version's.
+        JobRequest.of(d.jobKind(), null).queue(d.queue()).priority(d.priority()).maxAttempts(d.maxAttempts());
+        return new JobStore.Encoded(
+                d.queue(),
+                d.jobKind(),
+                d.payload(),
+                d.priority(),
+                null,
+                Duration.ZERO,
+                d.maxAttempts(),
+                null,
+                d.allowOverlap() ? null : ScheduleKeys.concurrencyKey(d.name()),
+                ScheduleKeys.idempotencyKey(d.name(), due));
+    }
+
     /** Fires one schedule in one transaction; returns how many jobs it enqueued (0 if another scheduler won). */
     private int fire(Due d) throws SQLException {
-        Schedule def = Schedule.stored(
-                d.name(),
-                d.definition().specKind(),
-                d.definition().spec(),
-                d.definition().zone());
+        Schedule def = timing(d.definition());
         Fired fired;
         try {
             fired = fireIn(d, def);
@@ -243,16 +307,7 @@ final class Scheduler implements LeaderTask {
             long dropped = instants.size() - fire.size() + (truncated ? 1 : 0);
             Long lastJob = null;
             for (Instant due : fire) {
-                JobRequest r = JobRequest.of(d.definition().jobKind(), null)
-                        .queue(d.definition().queue())
-                        .priority(d.definition().priority())
-                        .maxAttempts(d.definition().maxAttempts())
-                        .idempotencyKey(Schedule.idempotencyKey(d.name(), due));
-                if (!d.definition().allowOverlap()) {
-                    r = r.concurrencyKey("schedule:" + d.name());
-                }
-                lastJob = jobStore.enqueueOne(c, r.encoded(d.definition().payload()))
-                        .id();
+                lastJob = jobStore.enqueueOne(c, job(d.definition(), due)).id();
             }
             boolean advanced = store.advance(
                     c,

@@ -1,11 +1,11 @@
-package dev.baton;
+package dev.baton.internal.schedule;
 
 /** Compares application versions naturally: "1.10.0" > "1.9.2", "2.0" > "2.0-rc1" is not attempted. */
-final class Versions {
+public final class Versions {
     private Versions() {}
 
     /** Negative, zero or positive as {@code a} is older, equal or newer than {@code b}. */
-    static int compare(String a, String b) {
+    public static int compare(String a, String b) {
         String[] x = a.split("[.\\-+_]");
         String[] y = b.split("[.\\-+_]");
         for (int i = 0; i < Math.max(x.length, y.length); i++) {
