@@ -106,19 +106,7 @@ final class ChaosCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (nodes < 2 || nodes > 9) {
-            throw CliException.usage("--nodes must be 2 to 9, but was " + nodes);
-        }
-        if (duration.compareTo(Duration.ofSeconds(20)) < 0 || duration.compareTo(Duration.ofHours(24)) > 0) {
-            throw CliException.usage("--duration must be 20s to 24h, but was " + Durations.human(duration));
-        }
-        if (schema == null || !schema.matches("[a-z_][a-z0-9_]{0,62}")) {
-            throw CliException.usage(
-                    "--schema must be lower-case letters, digits and underscores, but was '" + schema + "'");
-        }
-        if (jdbcUrl != null) {
-            jdbcUrl = Db.requireUrl(jdbcUrl, "--jdbc-url");
-        }
+        jdbcUrl = Cluster.checkOptions(nodes, duration, "20s", "24h", schema, jdbcUrl);
         Set<Kind> kinds = faults == null || faults.isEmpty() ? EnumSet.allOf(Kind.class) : EnumSet.copyOf(faults);
         if (jdbcUrl != null && kinds.contains(Kind.DB_RESTART)) {
             if (faults != null && faults.contains(Kind.DB_RESTART)) {

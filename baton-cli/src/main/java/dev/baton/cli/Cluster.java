@@ -126,6 +126,28 @@ final class Cluster implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------ database
 
+    /**
+     * Checks the options every scripted run shares (2 to 9 nodes, a duration from {@code min} to {@code max},
+     * written as the command line takes them, e.g. "20s"; a plain schema name; a PostgreSQL JDBC URL if one
+     * is given); returns the URL as the run uses it.
+     *
+     * @throws CliException a usage error that names the option, the rule and the value
+     */
+    static String checkOptions(int nodes, Duration duration, String min, String max, String schema, String jdbcUrl) {
+        if (nodes < 2 || nodes > 9) {
+            throw CliException.usage("--nodes must be 2 to 9, but was " + nodes);
+        }
+        if (duration.compareTo(Durations.parse(min)) < 0 || duration.compareTo(Durations.parse(max)) > 0) {
+            throw CliException.usage(
+                    "--duration must be " + min + " to " + max + ", but was " + Durations.human(duration));
+        }
+        if (schema == null || !schema.matches("[a-z_][a-z0-9_]{0,62}")) {
+            throw CliException.usage(
+                    "--schema must be lower-case letters, digits and underscores, but was '" + schema + "'");
+        }
+        return jdbcUrl == null ? null : Db.requireUrl(jdbcUrl, "--jdbc-url");
+    }
+
     /** Starts an embedded PostgreSQL unless {@code jdbcUrl} is given, and opens the run's pool on it. */
     void startDatabase(String jdbcUrl) {
         if (jdbcUrl == null) {

@@ -89,19 +89,7 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (nodes < 2 || nodes > 9) {
-            throw CliException.usage("--nodes must be 2 to 9, but was " + nodes);
-        }
-        if (duration.compareTo(Duration.ofSeconds(10)) < 0 || duration.compareTo(Duration.ofHours(1)) > 0) {
-            throw CliException.usage("--duration must be 10s to 1h, but was " + Durations.human(duration));
-        }
-        if (schema == null || !schema.matches("[a-z_][a-z0-9_]{0,62}")) {
-            throw CliException.usage(
-                    "--schema must be lower-case letters, digits and underscores, but was '" + schema + "'");
-        }
-        if (jdbcUrl != null) {
-            jdbcUrl = Db.requireUrl(jdbcUrl, "--jdbc-url");
-        }
+        jdbcUrl = Cluster.checkOptions(nodes, duration, "10s", "1h", schema, jdbcUrl);
         try {
             LeadershipConfig.builder().leaseTtl(ttl).renewInterval(renew).build();
         } catch (IllegalArgumentException e) {
