@@ -122,8 +122,8 @@ class JobsTransactionBindingTest extends JobBehaviourTestBase {
      * it joins the completion and commits with it.
      *
      * <p>Protection removed and seen failing: {@code RunningAttempt.transaction} running the work through
-     * the binding (the follow-up job was committed on its own connection, and its count was visible while
-     * the completion transaction was still open; here checked through the bound connection's identity).
+     * the binding (the work ran with nothing bound, so the follow-up enqueue committed on its own
+     * connection).
      */
     @Test
     void completionTransactionIsBoundWhileTheWorkRuns() throws Exception {
@@ -157,8 +157,8 @@ class JobsTransactionBindingTest extends JobBehaviourTestBase {
      * back: the handler's row is not written, the attempt fails with the binding's error, and the job is
      * retried.
      *
-     * <p>Protection removed and seen failing: the binding's throw inside the completion transaction (moved
-     * after the commit): the row and the completion committed.
+     * <p>Protection removed and seen failing: {@code RunningAttempt.transaction} running the work through
+     * the binding: the first attempt's row and its completion committed, no error was recorded.
      */
     @Test
     void rollbackOnlyReportedByTheBindingRollsTheCompletionBack() throws Exception {
