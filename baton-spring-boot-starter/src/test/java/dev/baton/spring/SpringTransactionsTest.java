@@ -236,8 +236,9 @@ class SpringTransactionsTest extends StarterTestSupport {
      * A handler's JdbcTemplate insert inside {@code ctx.transaction} is in the completion transaction: not
      * visible to others before the work returns, committed with the completion after.
      *
-     * <p>Protection removed and seen failing: {@code RunningAttempt.transaction} running the work through
-     * the binding: JdbcTemplate auto-committed on a connection of its own, and the row was visible at once.
+     * <p>Protection removed and seen failing: the starter's binding (not set on the builder, so the work ran
+     * with nothing bound): JdbcTemplate auto-committed on a connection of its own, and the row was visible
+     * at once.
      */
     @Test
     void handlerJdbcTemplateInsertCommitsWithTheCompletion() throws SQLException {
@@ -265,8 +266,8 @@ class SpringTransactionsTest extends StarterTestSupport {
      * FAULTS J03 through Spring: a handler that throws after its JdbcTemplate insert inside
      * {@code ctx.transaction} leaves no row; the job is retried, and the retry's row and completion commit.
      *
-     * <p>Protection removed and seen failing: {@code RunningAttempt.transaction} running the work through
-     * the binding: the first attempt's row was committed by JdbcTemplate on its own connection.
+     * <p>Protection removed and seen failing: the starter's binding (not set on the builder, so the work ran
+     * with nothing bound): the first attempt's row was committed by JdbcTemplate on its own connection.
      */
     @Test
     void handlerThrowingAfterJdbcTemplateInsertLeavesNoRowAndRetries() throws SQLException {
