@@ -123,7 +123,7 @@ public final class Baton implements AutoCloseable {
                 .hooks(hooks);
         this.jobStore = new JobStore(schema).metrics(metrics);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
-        this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload);
+        this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs);
         if (!b.sweeps.isEmpty() && b.worker == null) {
             throw new IllegalArgumentException("sweeps " + b.sweeps + " were registered but no worker is configured; "
@@ -152,7 +152,8 @@ public final class Baton implements AutoCloseable {
                         notifier,
                         hooks,
                         ticker,
-                        metrics);
+                        metrics,
+                        b.transactionBinding);
         // Every started node takes part in maintenance, worker or not: a service that only uses leases or
         // the coordination primitives must still get their rows pruned. One node at a time runs it.
         Maintenance housekeeping = new Maintenance(
@@ -397,6 +398,7 @@ public final class Baton implements AutoCloseable {
         private final Map<String, Schedule> schedules = new LinkedHashMap<>();
         private final List<String> sweeps = new java.util.ArrayList<>();
         private BatonMetrics metrics = BatonMetrics.NONE;
+        private TransactionBinding transactionBinding = TransactionBinding.NONE;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -567,6 +569,19 @@ public final class Baton implements AutoCloseable {
                 throw new IllegalArgumentException("retention must be at least PT1S, but was " + retention);
             }
             this.retention = retention;
+            return this;
+        }
+
+        /**
+         * How Baton meets the transactions a framework keeps per thread (see {@link TransactionBinding}):
+         * {@link Jobs#enqueue(JobRequest)} joins the caller's open transaction on the data source, and the
+         * work of {@link JobContext#transaction} runs with the job's completion transaction bound as the
+         * thread's current one. Default {@link TransactionBinding#NONE}; the Spring Boot starter sets
+         * Spring's.
+         */
+        public Builder transactionBinding(TransactionBinding binding) {
+            this.transactionBinding = Objects.requireNonNull(
+                    binding, "transactionBinding must not be null; use TransactionBinding.NONE for none");
             return this;
         }
 

@@ -29,9 +29,15 @@ public final class Jobs {
     private final JobStore store;
     private final PayloadCodec codec;
     private final int maxPayloadBytes;
+    private final TransactionBinding binding;
 
     Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes) {
+        this(dataSource, store, codec, maxPayloadBytes, TransactionBinding.NONE);
+    }
+
+    Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes, TransactionBinding binding) {
         this.db = Db.of(dataSource);
+        this.binding = binding;
         this.store = store;
         this.codec = codec;
         this.maxPayloadBytes = maxPayloadBytes;
@@ -42,11 +48,21 @@ public final class Jobs {
      * auto-commit setting). With an idempotency key that is already taken, nothing is inserted and the
      * existing job's id is returned ({@code created == false}).
      *
+     * <p>Inside a transaction the calling thread has open on Baton's data source, as its
+     * {@link Baton.Builder#transactionBinding transaction binding} sees it (the Spring Boot starter's: a
+     * Spring-managed transaction, {@code @Transactional}), the job is enqueued on that transaction's
+     * connection instead, as {@link #enqueue(Connection, JobRequest)} does: it exists only if that
+     * transaction commits, and Baton neither commits, rolls back nor closes the connection.
+     *
      * @throws IllegalArgumentException if the payload cannot be encoded or is too large
      */
     public EnqueueResult enqueue(JobRequest request) {
         JobStore.Encoded e = encode(request);
         try {
+            Optional<Connection> open = binding.current(db.dataSource());
+            if (open.isPresent()) {
+                return store.enqueueOne(open.get(), e);
+            }
             return db.call("an enqueue of a '" + request.kind + "' job", c -> store.enqueueOne(c, e));
         } catch (SQLException ex) {
             throw failure("enqueue of a '" + request.kind + "' job", ex);
@@ -63,7 +79,9 @@ public final class Jobs {
     }
 
     /**
-     * Enqueues many jobs in one statement and one transaction; results in input order.
+     * Enqueues many jobs in one statement and one transaction; results in input order. Inside a
+     * transaction the calling thread has open on Baton's data source (see {@link #enqueue(JobRequest)}),
+     * on that transaction's connection, committed or rolled back with it.
      *
      * @throws UnknownOutcomeException the connection failed during COMMIT: the jobs may exist (retry with
      *                                 idempotency keys to find out without enqueuing twice)
@@ -71,6 +89,10 @@ public final class Jobs {
     public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
         List<JobStore.Encoded> encoded = encodeAll(requests);
         try {
+            Optional<Connection> open = binding.current(db.dataSource());
+            if (open.isPresent()) {
+                return store.enqueueBatch(open.get(), encoded);
+            }
             // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
             // so that a failed lookup never reports as failed a batch that was committed.
             return db.transaction(

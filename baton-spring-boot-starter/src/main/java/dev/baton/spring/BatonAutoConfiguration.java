@@ -3,6 +3,7 @@ package dev.baton.spring;
 import dev.baton.Baton;
 import dev.baton.BatonMetrics;
 import dev.baton.LeadershipConfig;
+import dev.baton.TransactionBinding;
 import dev.baton.WorkerConfig;
 import dev.baton.micrometer.BatonMicrometer;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -74,6 +75,7 @@ public class BatonAutoConfiguration {
             ConfigurableListableBeanFactory beans,
             Environment environment,
             ObjectProvider<BatonMetrics> metrics,
+            ObjectProvider<TransactionBinding> transactionBinding,
             ObjectProvider<BatonCustomizer> customizers) {
         DataSource main = dataSources.getIfAvailable();
         Baton.Builder b = Baton.builder(main);
@@ -107,8 +109,24 @@ public class BatonAutoConfiguration {
         if (!all.isEmpty()) {
             b.metrics(all.size() == 1 ? all.get(0) : new CompositeMetrics(all));
         }
+        transactionBinding.ifAvailable(b::transactionBinding);
         customizers.orderedStream().forEach(c -> c.customize(b));
         return b.build();
+    }
+
+    /**
+     * With spring-jdbc on the class path, Spring's transactions are Baton's: {@code jobs().enqueue} joins
+     * a {@code @Transactional} method's transaction, and {@code ctx.transaction} is the thread's Spring
+     * transaction while its work runs (see {@link SpringTransactionBinding}).
+     */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.jdbc.datasource.DataSourceUtils")
+    static class Transactions {
+        @Bean
+        @ConditionalOnMissingBean
+        TransactionBinding batonTransactionBinding() {
+            return new SpringTransactionBinding();
+        }
     }
 
     @Bean

@@ -1,5 +1,6 @@
 package dev.baton.internal.job;
 
+import dev.baton.TransactionBinding;
 import dev.baton.WorkerConfig;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.notify.Notifier;
@@ -46,6 +47,7 @@ public final class JobProducer extends Service {
     private final Map<Long, RunningAttempt> running;
     private final JobExecutor executor;
     private final JobHeartbeater heartbeater;
+    private final TransactionBinding binding;
 
     private final Semaphore slots;
     private final ExecutorService handlersPool;
@@ -81,7 +83,8 @@ public final class JobProducer extends Service {
             LongSupplier ticker,
             Map<Long, RunningAttempt> running,
             JobExecutor executor,
-            JobHeartbeater heartbeater) {
+            JobHeartbeater heartbeater,
+            TransactionBinding binding) {
         super("baton-claim-" + queue, ticker);
         this.queue = queue;
         this.concurrency = concurrency;
@@ -95,6 +98,7 @@ public final class JobProducer extends Service {
         this.running = running;
         this.executor = executor;
         this.heartbeater = heartbeater;
+        this.binding = binding;
         this.slots = new Semaphore(concurrency);
         this.claimWhat = "a claim from queue '" + queue + "'";
         this.coalesce = Math.max(1, Math.min(concurrency / 2, 32));
@@ -182,7 +186,7 @@ public final class JobProducer extends Service {
         for (JobStore.Claimed job : jobs) {
             slots.acquireUninterruptibly();
             inFlight.incrementAndGet();
-            RunningAttempt a = new RunningAttempt(job, send, config.jobLease(), db, store, hooks);
+            RunningAttempt a = new RunningAttempt(job, send, config.jobLease(), db, store, hooks, binding);
             running.put(job.id(), a);
             watchTimeout |= a.hasTimeout;
             ready.add(a);

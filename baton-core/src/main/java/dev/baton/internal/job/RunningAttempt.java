@@ -4,6 +4,7 @@ import dev.baton.AttemptLostException;
 import dev.baton.BatonException;
 import dev.baton.FencedWork;
 import dev.baton.JobContext;
+import dev.baton.TransactionBinding;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
@@ -44,10 +45,23 @@ public final class RunningAttempt implements JobContext {
     private final Db db;
     private final JobStore store;
     private final Hooks hooks;
+    private final TransactionBinding binding;
 
     public RunningAttempt(
             JobStore.Claimed job, long claimSendNanos, Duration jobLease, Db db, JobStore store, Hooks hooks) {
+        this(job, claimSendNanos, jobLease, db, store, hooks, TransactionBinding.NONE);
+    }
+
+    public RunningAttempt(
+            JobStore.Claimed job,
+            long claimSendNanos,
+            Duration jobLease,
+            Db db,
+            JobStore store,
+            Hooks hooks,
+            TransactionBinding binding) {
         this.job = job;
+        this.binding = binding;
         this.halfLeaseNanos = jobLease.toNanos() / 2;
         this.db = db;
         this.store = store;
@@ -153,7 +167,12 @@ public final class RunningAttempt implements JobContext {
                     throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id()
                             + " is no longer current (rescued, cancelled or finished); nothing was written");
                 }
-                T r = Db.runApplicationWork("the transaction of job " + job.id(), () -> work.apply(c));
+                // The completion transaction is the thread's current one while the work runs, so code the
+                // handler calls joins it (Spring: JdbcTemplate, @Transactional); a binding that finds it
+                // marked rollback-only throws here, and the completion rolls back instead of committing.
+                T r = Db.runApplicationWork(
+                        "the transaction of job " + job.id(),
+                        () -> binding.bind(db.dataSource(), c, () -> work.apply(c)));
                 store.complete(c, new long[] {job.id()}, new long[] {job.token()});
                 hooks.reach(Hooks.Points.JOB_TX_BEFORE_COMMIT);
                 return r;

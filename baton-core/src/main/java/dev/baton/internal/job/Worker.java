@@ -5,6 +5,7 @@ import dev.baton.JobContext;
 import dev.baton.JobHandler;
 import dev.baton.PayloadCodec;
 import dev.baton.RetryPolicy;
+import dev.baton.TransactionBinding;
 import dev.baton.WorkerConfig;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.job.RunningAttempt.StopReason;
@@ -60,6 +61,7 @@ public final class Worker {
     private final Hooks hooks;
     private final LongSupplier ticker;
     private final BatonMetrics metrics;
+    private final TransactionBinding binding;
 
     private final Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
     private final List<JobProducer> queues = new ArrayList<>();
@@ -80,7 +82,8 @@ public final class Worker {
             Notifier notifier,
             Hooks hooks,
             LongSupplier ticker,
-            BatonMetrics metrics) {
+            BatonMetrics metrics,
+            TransactionBinding binding) {
         this.db = Db.of(dataSource);
         this.coordination = coordination;
         this.store = store;
@@ -93,6 +96,7 @@ public final class Worker {
         this.hooks = hooks;
         this.ticker = ticker;
         this.metrics = metrics;
+        this.binding = binding;
         this.completer = new JobCompleter(db, store, hooks, ticker);
         this.executor = new JobExecutor(handlers, nodeId, codec, completer, hooks, ticker, metrics);
         this.heartbeater = new JobHeartbeater(
@@ -120,7 +124,8 @@ public final class Worker {
                         ticker,
                         running,
                         executor,
-                        heartbeater)));
+                        heartbeater,
+                        binding)));
         queues.forEach(JobProducer::start);
     }
 

@@ -173,7 +173,8 @@ class JobServicesTest extends DbTest {
                 System::nanoTime,
                 running,
                 executor,
-                heartbeater);
+                heartbeater,
+                dev.baton.TransactionBinding.NONE);
         closeLater((AutoCloseable) producer::afterLastPass); // never started: only its handler threads to end
 
         assertThat(producer.runOnce()).as("a full claim: claim again at once").isZero();
