@@ -26,8 +26,8 @@ import java.lang.annotation.Target;
  * it re-acquires its own lease); less than 10 ms left, it is released at once. By default the hold is
  * the method's {@code @Scheduled} period ({@code fixedRate}, {@code fixedDelay}, or the gap between the
  * next two {@code cron} instants): one run per period across all instances. When the hold ends the
- * lease is free and the first instance to tick takes it: the turn is not kept (with {@code fixedDelay}
- * runs usually move between instances). A hold longer than the gap between two ticks keeps it on the
+ * lease is free and the first instance to tick takes it: the turn is not kept (runs move between
+ * instances whenever another one's tick comes before the holder's next). A hold longer than the gap between two ticks keeps it on the
  * instance that ran while it keeps ticking. At most one authorized holder at a time; writes through
  * {@link SingleRunner#fenced} are rejected once another instance holds the lease.
  */
