@@ -8,7 +8,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * random variance so retries of many jobs failing together spread out.
  */
 public record RetryPolicy(Duration base, double factor, Duration max, double jitter) {
-    /** 1 s, doubling, capped at 1 h, ±20 %: 25 attempts span about 20 hours. */
+    /** 1 s, doubling, capped at 1 h, ±20 %: the 24 waits between 25 attempts add up to about 13 hours. */
     public static final RetryPolicy DEFAULT = new RetryPolicy(Duration.ofSeconds(1), 2.0, Duration.ofHours(1), 0.2);
 
     /** Checks the policy's values. */

@@ -22,12 +22,14 @@ import java.lang.annotation.Target;
  *
  * <p>While the method runs, the lease is renewed every third of {@link #leaseTtl()}. When it returns,
  * the lease is kept until {@link #holdAtLeast()} after the start (ShedLock's {@code lockAtLeastFor}),
- * so the other instances' ticks of the same period skip; the instance that ran keeps the turn (the
- * same node re-acquires its own lease), and another takes over once it stops ticking. By default
- * the hold is the method's {@code @Scheduled} period ({@code fixedRate}, {@code fixedDelay}, or the
- * gap between the next two {@code cron} instants): one run per period across all instances. At most
- * one authorized holder at a time; writes through {@link SingleRunner#fenced} are rejected once
- * another instance holds the lease.
+ * so the other instances' ticks of the same period skip (the instance that ran may run again meanwhile:
+ * it re-acquires its own lease); less than 10 ms left, it is released at once. By default the hold is
+ * the method's {@code @Scheduled} period ({@code fixedRate}, {@code fixedDelay}, or the gap between the
+ * next two {@code cron} instants): one run per period across all instances. When the hold ends the
+ * lease is free and the first instance to tick takes it: the turn is not kept (runs move between
+ * instances whenever another one's tick comes before the holder's next). A hold longer than the gap between two ticks keeps it on the
+ * instance that ran while it keeps ticking. At most one authorized holder at a time; writes through
+ * {@link SingleRunner#fenced} are rejected once another instance holds the lease.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -118,6 +118,20 @@ class BadPropertiesTest extends StarterTestSupport {
                 .contains(
                         "Baton refused the value '5000' of baton.worker.queues.mail: the concurrency of a queue must be 1 to 1000")
                 .contains("Change baton.worker.queues.mail");
+
+        // The README's example: the description and action of the report for two related properties.
+        SpringApplication app3 = new SpringApplication(App.class);
+        app3.setWebApplicationType(WebApplicationType.NONE);
+        assertThatThrownBy(() -> app3.run(
+                        "--baton.schema=" + schema,
+                        "--baton.worker.queues.default=2",
+                        "--baton.worker.job-lease=1s",
+                        "--baton.worker.heartbeat-interval=500ms"))
+                .isNotNull();
+        assertThat(output.getOut() + output.getErr())
+                .contains("Baton refused baton.worker.job-lease and baton.worker.heartbeat-interval: "
+                        + "baton.worker.job-lease/2 (PT0.5S) must exceed 2 × baton.worker.heartbeat-interval (PT1S); ")
+                .contains("Change baton.worker.job-lease and baton.worker.heartbeat-interval (see ");
         assertThat(Baton.schemaVersion()).isPositive();
     }
 }

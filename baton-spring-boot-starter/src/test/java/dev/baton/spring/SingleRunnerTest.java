@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
@@ -44,6 +45,11 @@ class SingleRunnerTest extends StarterTestSupport {
 
         @BatonSingleRunner("quick")
         public boolean quick() {
+            return SingleRunner.currentGrant().isPresent();
+        }
+
+        @BatonSingleRunner(value = "turn", holdAtLeast = "300ms")
+        public boolean turn() {
             return SingleRunner.currentGrant().isPresent();
         }
 
@@ -121,6 +127,34 @@ class SingleRunnerTest extends StarterTestSupport {
                             assertThat(left)
                                     .as("hold derived from @Scheduled(fixedRate = 1h)")
                                     .isGreaterThan(Duration.ofMinutes(59));
+                        }));
+    }
+
+    /*
+     * What docs/spring-boot.md says: the holder may run again within its hold, the others skip; once the
+     * hold has ended the lease is free and the first instance to call takes it (the turn is not kept).
+     */
+    @Test
+    void onceTheHoldEndsTheFirstInstanceToTickTakesTheTurn() {
+        runner().withUserConfiguration(ExporterConfig.class)
+                .withPropertyValues("baton.node-id=a")
+                .run(a -> runner().withUserConfiguration(ExporterConfig.class)
+                        .withPropertyValues("baton.node-id=b")
+                        .run(b -> {
+                            Exporter onA = a.getBean(Exporter.class);
+                            Exporter onB = b.getBean(Exporter.class);
+                            assertThat(onA.turn()).isTrue();
+                            assertThat(onB.turn()).as("b skips within a's hold").isFalse();
+                            assertThat(onA.turn())
+                                    .as("a may run again within its hold")
+                                    .isTrue();
+                            Awaitility.await()
+                                    .atMost(WAIT)
+                                    .pollInterval(Duration.ofMillis(20))
+                                    .until(onB::turn);
+                            assertThat(onA.turn())
+                                    .as("the hold ended and b took the lease: a skips now")
+                                    .isFalse();
                         }));
     }
 

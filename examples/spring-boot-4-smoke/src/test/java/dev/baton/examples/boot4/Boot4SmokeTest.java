@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.baton.Baton;
 import dev.baton.JobContext;
 import dev.baton.JobRequest;
+import dev.baton.spring.BatonEndpoint;
 import dev.baton.spring.BatonJob;
 import dev.baton.spring.BatonSchedule;
 import dev.baton.spring.BatonSingleRunner;
@@ -12,6 +13,8 @@ import dev.baton.spring.SingleRunner;
 import dev.baton.testkit.BatonPostgres;
 import dev.baton.testkit.TestTimeouts;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.awaitility.Awaitility;
@@ -21,12 +24,20 @@ import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.actuate.endpoint.HealthDescriptor;
+import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
 
-/** The starter on Spring Boot 4: the node starts from the DataSource, annotations work, it drains on close. */
+/**
+ * The starter on Spring Boot 4: the node starts from the DataSource, annotations work, the health indicator
+ * and the actuator endpoint report, it drains on close.
+ */
 class Boot4SmokeTest {
     @RegisterExtension
     static final BatonPostgres PG = new BatonPostgres();
@@ -59,6 +70,12 @@ class Boot4SmokeTest {
         }
     }
 
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> tick(BatonEndpoint endpoint) {
+        return ((List<Map<String, Object>>) endpoint.baton().get("schedules"))
+                .stream().filter(s -> "tick".equals(s.get("name"))).findFirst().orElseThrow();
+    }
+
     @Test
     void starterRunsOnSpringBoot4() {
         String schema = PG.freshSchemaName();
@@ -68,13 +85,40 @@ class Boot4SmokeTest {
                         "--spring.datasource.url=" + PG.jdbcUrl(),
                         "--baton.schema=" + schema,
                         "--baton.notifications=" + (PG.pooled() ? "POLL" : "AUTO"),
-                        "--baton.worker.poll-interval=100ms")) {
+                        "--baton.worker.poll-interval=100ms",
+                        "--spring.jmx.enabled=true",
+                        "--management.endpoints.jmx.exposure.include=health,baton",
+                        "--management.endpoint.health.show-details=always")) {
             assertThat(SpringBootVersion.getVersion()).startsWith("4.");
             Baton baton = ctx.getBean(Baton.class);
             baton.jobs().enqueue(JobRequest.of("note", new Note("hello")));
             Awaitility.await()
                     .atMost(WAIT)
                     .untilAsserted(() -> assertThat(SEEN).contains("job:hello", "schedule", "single:smoke.single"));
+            // The actuator endpoint: the schedule with its spec and unit, its last run and that job's state.
+            BatonEndpoint endpoint = ctx.getBean(BatonEndpoint.class);
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .untilAsserted(() -> assertThat(tick(endpoint)).containsEntry("lastState", "SUCCEEDED"));
+            assertThat(tick(endpoint))
+                    .containsEntry("spec", "every 200ms")
+                    .containsEntry("kind", "interval")
+                    .containsEntry("intervalMs", 200L)
+                    .containsEntry("misfires", 0L)
+                    .containsEntry("paused", false)
+                    .containsEntry("failing", false)
+                    .containsKeys("nextRunAt", "lastRunAt", "lastJobId", "lastError");
+            assertThat(tick(endpoint).get("lastRunAt")).isNotNull();
+            // Health: Boot 4's types (org.springframework.boot.health), the baton component in the health endpoint.
+            HealthIndicator indicator = ctx.getBean("batonHealthIndicator", HealthIndicator.class);
+            Health health = indicator.health(true);
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(health.getDetails())
+                    .containsEntry("node", baton.nodeId())
+                    .containsKey("leading");
+            HealthDescriptor viaEndpoint = ctx.getBean(HealthEndpoint.class).healthForPath("baton");
+            assertThat(viaEndpoint).isNotNull();
+            assertThat(viaEndpoint.getStatus()).isEqualTo(Status.UP);
             System.out.println("BOOT4 SMOKE: Spring Boot " + SpringBootVersion.getVersion() + ": "
                     + new java.util.TreeSet<>(SEEN));
         } finally {
