@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -29,6 +30,8 @@ public final class Jobs {
     private final JobStore store;
     private final PayloadCodec codec;
     private final int maxPayloadBytes;
+    /** Per-kind defaults, set once while the node is built (see {@link Baton.Builder#jobDefaults}). */
+    private Map<String, JobDefaults> kindDefaults = Map.of();
 
     Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes) {
         this.db = Db.of(dataSource);
@@ -185,8 +188,14 @@ public final class Jobs {
         return out;
     }
 
+    /** Called once by the node's constructor, before the node is published. */
+    void kindDefaults(Map<String, JobDefaults> defaults) {
+        this.kindDefaults = Map.copyOf(defaults);
+    }
+
     JobStore.Encoded encode(JobRequest request) {
         Objects.requireNonNull(request, "request");
+        request = request.withDefaults(kindDefaults.get(request.kind));
         String json;
         try {
             json = codec.encode(request.payload);
