@@ -7,12 +7,16 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.springframework.boot.actuate.health.AbstractHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 
 /**
  * DOWN when the database cannot be reached, this node is not registered as active (or its heartbeat is
  * overdue on the database clock), or the last renewal of a lease this node leads was not confirmed.
+ * Detail {@code unhandledKinds}: kinds of available jobs on this node's queues that no live node handles,
+ * with their queues (they wait without using an attempt, and fail after
+ * {@code baton.worker.unhandled-kind-timeout}); a detail only, the node stays UP.
  */
 public class BatonHealthIndicator extends AbstractHealthIndicator {
     private final Baton baton;
@@ -45,6 +49,11 @@ public class BatonHealthIndicator extends AbstractHealthIndicator {
             renewalsOnTime &= e.getValue().confirmed();
         }
         builder.withDetail("leading", leases).withDetail("selfStops", renewals.selfStops());
+        // A detail, not DOWN: such jobs wait without using an attempt, and this node cannot fix them.
+        Map<String, Set<String>> unhandled = baton.unhandledKinds();
+        if (!unhandled.isEmpty()) {
+            builder.withDetail("unhandledKinds", unhandled);
+        }
         if (n.state() == NodeState.STOPPED) {
             builder.down().withDetail("reason", "this node is recorded as stopped");
         } else if (n.stale()) {
