@@ -103,9 +103,9 @@ final class AnnotatedHandlers {
 
     /**
      * The queues this node's worker serves for the annotated handlers: with {@code baton.worker.queues}
-     * unset ({@code configured} false), {@code default} and every {@link BatonJob#queue()} at concurrency 10,
-     * and every schedule queue at 2; with it set, nothing is added and a queue of an annotated handler the
-     * property leaves out is logged (its jobs wait for nodes that serve it).
+     * unset ({@code configured} false), {@code default} and every {@link BatonJob#queue()} at concurrency 10;
+     * with it set, those are not added and a {@link BatonJob#queue()} the property leaves out is logged (its
+     * jobs wait for nodes that serve it). Every schedule queue is added at 2 either way.
      */
     void addQueues(java.util.Map<String, Integer> queues, boolean configured) {
         java.util.Map<String, Integer> wanted = new java.util.LinkedHashMap<>();
@@ -117,8 +117,9 @@ final class AnnotatedHandlers {
                 wanted.putIfAbsent(j.defaults().queue(), 10);
             }
         }
+        // Schedule queues are always served (as baton.sweeps always was): the schedules are this node's.
         for (Schedule s : schedules) {
-            wanted.putIfAbsent(scheduleQueues.get(s.name()), 2);
+            queues.putIfAbsent(scheduleQueues.get(s.name()), 2);
         }
         if (!configured) {
             wanted.forEach(queues::putIfAbsent);
@@ -131,17 +132,6 @@ final class AnnotatedHandlers {
                         "@BatonJob(\"{}\") puts its jobs on queue '{}', which baton.worker.queues does not list: "
                                 + "this node does not run them (add baton.worker.queues.{}=<concurrency>)",
                         j.kind(),
-                        q,
-                        q);
-            }
-        }
-        for (Schedule s : schedules) {
-            String q = scheduleQueues.get(s.name());
-            if (!queues.containsKey(q)) {
-                log.warn(
-                        "@BatonSchedule(name = \"{}\") runs on queue '{}', which baton.worker.queues does not list: "
-                                + "this node does not run it (add baton.worker.queues.{}=<concurrency>)",
-                        s.name(),
                         q,
                         q);
             }
