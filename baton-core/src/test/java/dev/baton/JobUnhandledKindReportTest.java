@@ -19,11 +19,10 @@ import org.junit.jupiter.api.Test;
  * queue (a WARN and a metric once per kind and queue on a node, the latest view in
  * {@link Baton#unhandledKinds()}), while they wait without using an attempt.
  *
- * <p>Written before the watch existed, against the code of the time: the jobs already stayed available
- * with attempt 0 (no "retried 8 times"), but nothing reported them. Protections removed and seen failing:
- * the once-per-kind guard ({@code reported.add}) in {@code UnhandledKindWatch}: the metric was reported at
- * every check (3 events, expected 1); the live-node condition of {@code unhandled_kinds}: the kind was
- * still reported while a live node handled it.
+ * <p>Before the watch, J09 ({@code JobBadInputTest}) already showed such jobs stay available with attempt 0
+ * (no "retried 8 times"), but nothing reported them. Protection removed and seen failing: the once-per-kind
+ * guard ({@code reported.add}) in {@code UnhandledKindWatch}: the metric was reported at every check. Not
+ * yet run with the live-node condition of {@code unhandled_kinds} removed.
  */
 class JobUnhandledKindReportTest extends JobBehaviourTestBase {
     static final class Recording implements BatonMetrics {

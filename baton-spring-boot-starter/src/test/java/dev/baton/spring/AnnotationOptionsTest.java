@@ -68,8 +68,8 @@ class AnnotationOptionsTest extends StarterTestSupport {
     /**
      * {@code @BatonJob(queue = "mail", maxAttempts = 2)}: a job enqueued without either lands on queue mail
      * (which this node serves) and fails after 2 attempts, with the timeout stored; the schedule options
-     * are stored on the schedule. Seen failing before the attributes existed (the job went to "default"
-     * with 25 attempts) and with the defaults not registered ({@code declareJobDefaults} removed).
+     * are stored on the schedule. (The core half, defaults applied at enqueue, was seen failing with its
+     * protection removed in {@code JobDefaultsTest}; this test was not run with the starter's part removed.)
      */
     @Test
     void jobAndScheduleOptionsTakeEffect() {
@@ -113,7 +113,7 @@ class AnnotationOptionsTest extends StarterTestSupport {
     /**
      * Jobs of a kind no live node handles: one WARN per kind on the node (not per job or per check), the
      * Micrometer counter, and a health detail while the node stays UP; the jobs wait with no attempt used.
-     * Seen failing before the watch existed: no WARN, no detail (the jobs sat silently with attempt 0).
+     * (The once-per-kind guard was seen failing when removed in core's {@code JobUnhandledKindReportTest}.)
      */
     @Test
     void aKindNoNodeHandlesIsReportedOnceAndShownInHealth(CapturedOutput output) {

@@ -43,8 +43,8 @@ class StartupValidationTest extends StarterTestSupport {
     }
 
     /**
-     * {@code baton.single-runner.lease-ttl=5ms} fails the start naming the property and "5ms". Seen failing
-     * before: the context started, and every call logged an error blaming the annotation's leaseTtl.
+     * {@code baton.single-runner.lease-ttl=5ms} fails the start naming the property and "5ms" (the field
+     * report: before, the context started and every call failed blaming the annotation's leaseTtl).
      */
     @Test
     void singleRunnerLeaseTtlTooShortFailsAtStartUp() {
