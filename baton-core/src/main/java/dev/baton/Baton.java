@@ -123,7 +123,7 @@ public final class Baton implements AutoCloseable {
                 .hooks(hooks);
         this.jobStore = new JobStore(schema).metrics(metrics);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
-        this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding);
+        this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs);
         if (!b.sweeps.isEmpty() && b.worker == null) {
             throw new IllegalArgumentException("sweeps " + b.sweeps + " were registered but no worker is configured; "
@@ -282,6 +282,16 @@ public final class Baton implements AutoCloseable {
     }
 
     /**
+     * The kinds of available jobs on this node's queues that no live node handles, each with the queues its
+     * jobs wait on, as this node's worker last saw them (checked every {@link WorkerConfig#rescueInterval()});
+     * empty without a worker or before the first check. Such jobs use no attempt while they wait and fail
+     * after {@link WorkerConfig#unhandledKindTimeout()}; each kind is logged at WARN once per queue and node.
+     */
+    public Map<String, Set<String>> unhandledKinds() {
+        return worker == null ? Map.of() : worker.unhandledKinds().current();
+    }
+
+    /**
      * Shared replacements for per-instance state: delivery dedupe, single-use tokens, claim locks,
      * waiting leases, concurrency caps and rate limiters.
      */
@@ -391,6 +401,7 @@ public final class Baton implements AutoCloseable {
         private WorkerConfig worker;
         private PayloadCodec codec = PayloadCodec.jackson();
         private final Map<String, Worker.Registration<?>> handlers = new LinkedHashMap<>();
+        private final Map<String, JobDefaults> jobDefaults = new LinkedHashMap<>();
         private LeadershipConfig maintenance = LeadershipConfig.defaults();
         private String app = "default";
         private String appVersion = "0";
@@ -501,6 +512,17 @@ public final class Baton implements AutoCloseable {
                 throw new IllegalArgumentException("a handler for job kind '" + kind + "' is already registered");
             }
             handlers.put(kind, new Worker.Registration<>(kind, type, handler, retry));
+            return this;
+        }
+
+        /**
+         * Defaults for jobs of {@code kind} enqueued through this node: the queue, max attempts and timeout a
+         * {@link JobRequest} leaves unset are taken from {@code defaults}. Independent of handlers: a node that
+         * only enqueues may declare them too. A second call for the same kind replaces the first.
+         */
+        public Builder jobDefaults(String kind, JobDefaults defaults) {
+            Identifiers.name("job kind", kind);
+            jobDefaults.put(kind, Objects.requireNonNull(defaults, "defaults"));
             return this;
         }
 

@@ -66,6 +66,13 @@ public interface BatonMetrics {
      */
     default void jobRescued(String queue, String kind, boolean requeued) {}
 
+    /**
+     * This node's worker found available jobs of {@code kind} on {@code queue} that no live node handles
+     * (they wait without using an attempt, and fail after {@link WorkerConfig#unhandledKindTimeout()}).
+     * Reported once per kind and queue on this node, not per job or per check.
+     */
+    default void jobKindUnhandled(String queue, String kind) {}
+
     /** A schedule fired one due instant {@code delay} after it was due (database clock). */
     default void scheduleFired(String schedule, Duration delay) {}
 

@@ -38,12 +38,17 @@ public final class JobRequest {
 
     final String kind;
     final Object payload;
+    /** Null while the request names no queue: the kind's {@link JobDefaults}, else {@link #DEFAULT_QUEUE}. */
     final String queue;
+
     final int priority;
     final Instant runAt;
     final Duration delay;
+    /** 0 while the request sets none: the kind's {@link JobDefaults}, else {@link #DEFAULT_MAX_ATTEMPTS}. */
     final int maxAttempts;
+    /** Null while the request sets none: the kind's {@link JobDefaults}, else no timeout. */
     final Duration timeout;
+
     final String idempotencyKey;
     final String concurrencyKey;
 
@@ -73,20 +78,10 @@ public final class JobRequest {
     /** A job of {@code kind} (1 to 200 characters) with a payload the codec can encode (may be null). */
     public static JobRequest of(String kind, Object payload) {
         Identifiers.name("job kind", kind);
-        return new JobRequest(
-                kind,
-                payload,
-                DEFAULT_QUEUE,
-                DEFAULT_PRIORITY,
-                null,
-                Duration.ZERO,
-                DEFAULT_MAX_ATTEMPTS,
-                null,
-                null,
-                null);
+        return new JobRequest(kind, payload, null, DEFAULT_PRIORITY, null, Duration.ZERO, 0, null, null, null);
     }
 
-    /** This request on {@code queue} (see {@link #QUEUE_NAME}). */
+    /** This request on {@code queue} (see {@link #QUEUE_NAME}); default: the kind's {@link JobDefaults}, else {@value #DEFAULT_QUEUE}. */
     public JobRequest queue(String queue) {
         return new JobRequest(
                 kind,
@@ -133,17 +128,17 @@ public final class JobRequest {
                 kind, payload, queue, priority, null, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
     }
 
-    /** How many attempts in all (1 to 1000); default 25. */
+    /** How many attempts in all (1 to 1000); default: the kind's {@link JobDefaults}, else 25. */
     public JobRequest maxAttempts(int maxAttempts) {
-        if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS_LIMIT) {
-            throw new IllegalArgumentException(
-                    "maxAttempts must be between 1 and " + MAX_ATTEMPTS_LIMIT + ", but was " + maxAttempts);
-        }
+        validMaxAttempts(maxAttempts);
         return new JobRequest(
                 kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
     }
 
-    /** The handler is cancelled after this long; the attempt then fails (and may be retried). */
+    /**
+     * The handler is cancelled after this long; the attempt then fails (and may be retried). Default: the
+     * kind's {@link JobDefaults}, else none.
+     */
     public JobRequest timeout(Duration timeout) {
         Checks.requirePositive("timeout", timeout, false);
         return new JobRequest(
@@ -188,9 +183,35 @@ public final class JobRequest {
         return kind;
     }
 
-    /** The queue this request enqueues on. */
+    /** The queue this request names, else {@value #DEFAULT_QUEUE} (a kind's {@link JobDefaults} apply at enqueue). */
     public String queueName() {
-        return queue;
+        return queue != null ? queue : DEFAULT_QUEUE;
+    }
+
+    /** This request with the kind's defaults filling in the queue, max attempts and timeout it leaves unset. */
+    JobRequest withDefaults(JobDefaults d) {
+        if (d == null) {
+            return this;
+        }
+        return new JobRequest(
+                kind,
+                payload,
+                queue != null ? queue : d.queue(),
+                priority,
+                runAt,
+                delay,
+                maxAttempts != 0 ? maxAttempts : d.maxAttempts(),
+                timeout != null ? timeout : d.timeout(),
+                idempotencyKey,
+                concurrencyKey);
+    }
+
+    static int validMaxAttempts(int maxAttempts) {
+        if (maxAttempts < 1 || maxAttempts > MAX_ATTEMPTS_LIMIT) {
+            throw new IllegalArgumentException(
+                    "maxAttempts must be between 1 and " + MAX_ATTEMPTS_LIMIT + ", but was " + maxAttempts);
+        }
+        return maxAttempts;
     }
 
     static String validQueue(String queue) {
@@ -205,6 +226,15 @@ public final class JobRequest {
     /** This request with its payload encoded, as the job store takes it. */
     JobStore.Encoded encoded(String payloadJson) {
         return new JobStore.Encoded(
-                queue, kind, payloadJson, priority, runAt, delay, maxAttempts, timeout, concurrencyKey, idempotencyKey);
+                queueName(),
+                kind,
+                payloadJson,
+                priority,
+                runAt,
+                delay,
+                maxAttempts != 0 ? maxAttempts : DEFAULT_MAX_ATTEMPTS,
+                timeout,
+                concurrencyKey,
+                idempotencyKey);
     }
 }

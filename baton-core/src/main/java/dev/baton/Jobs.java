@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -30,14 +31,23 @@ public final class Jobs {
     private final PayloadCodec codec;
     private final int maxPayloadBytes;
     private final TransactionBinding binding;
+    /** Per-kind defaults (see {@link Baton.Builder#jobDefaults}). */
+    private final Map<String, JobDefaults> kindDefaults;
 
     Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes) {
-        this(dataSource, store, codec, maxPayloadBytes, TransactionBinding.NONE);
+        this(dataSource, store, codec, maxPayloadBytes, TransactionBinding.NONE, Map.of());
     }
 
-    Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes, TransactionBinding binding) {
+    Jobs(
+            DataSource dataSource,
+            JobStore store,
+            PayloadCodec codec,
+            int maxPayloadBytes,
+            TransactionBinding binding,
+            Map<String, JobDefaults> kindDefaults) {
         this.db = Db.of(dataSource);
         this.binding = binding;
+        this.kindDefaults = Map.copyOf(kindDefaults);
         this.store = store;
         this.codec = codec;
         this.maxPayloadBytes = maxPayloadBytes;
@@ -209,6 +219,7 @@ public final class Jobs {
 
     JobStore.Encoded encode(JobRequest request) {
         Objects.requireNonNull(request, "request");
+        request = request.withDefaults(kindDefaults.get(request.kind));
         String json;
         try {
             json = codec.encode(request.payload);

@@ -166,6 +166,9 @@ class RetentionTest extends JobBehaviourTestBase {
         statements.put("job.queue_stats", new Object[] {job.get("queue_stats")});
         statements.put(
                 "job.fail_unhandled", new Object[] {job.get("fail_unhandled"), new String[] {"k"}, 1000L, 100, 1000L});
+        statements.put(
+                "job.unhandled_kinds",
+                new Object[] {job.get("unhandled_kinds"), new String[] {"k"}, new String[] {"default"}});
         statements.put("lease.held", new Object[] {lease.get("held"), 100});
         statements.put("lease.prune", new Object[] {lease.get("prune"), 1000L, 100});
         statements.put("lease.prune_history", new Object[] {lease.get("prune_history"), 1000L, 100});

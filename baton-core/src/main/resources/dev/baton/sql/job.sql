@@ -284,3 +284,30 @@ UPDATE ${schema}.job j
   FROM picked
  WHERE j.id = picked.id AND j.state = 'available'
 RETURNING j.id, j.queue, j.kind
+
+-- name: unhandled_kinds
+-- The kinds of available jobs on the given queues that neither the calling node nor any live node
+-- handles, with their queue: what a worker reports as unhandled (a WARN, a metric, a health detail);
+-- nothing is changed. The same loose index scan over job_available_kind as fail_unhandled, then one
+-- index probe per (kind, queue). A live node that does not say which kinds it handles might handle any:
+-- then nothing is reported.
+WITH RECURSIVE kinds AS (
+    (SELECT kind FROM ${schema}.job WHERE state = 'available' ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.kind FROM ${schema}.job j WHERE j.state = 'available' AND j.kind > k.kind ORDER BY j.kind LIMIT 1)
+      FROM kinds k WHERE k.kind IS NOT NULL
+), live AS (
+    SELECT n.meta FROM ${schema}.node n
+     WHERE n.state <> 'stopped'
+       AND n.heartbeat_at + 3 * n.heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
+), unhandled AS (
+    SELECT k.kind FROM kinds k
+     WHERE k.kind IS NOT NULL
+       AND k.kind <> ALL (:own_kinds::text[])
+       AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' IS NULL)
+       AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' @> jsonb_build_array(k.kind))
+)
+SELECT u.kind, q.queue
+  FROM unhandled u CROSS JOIN unnest(:queues::text[]) AS q(queue)
+ WHERE EXISTS (SELECT 1 FROM ${schema}.job j WHERE j.state = 'available' AND j.kind = u.kind AND j.queue = q.queue)
+ ORDER BY u.kind, q.queue

@@ -49,6 +49,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@value #SCHEDULE_FAILURES} (counter; schedule) — attempts to fire that failed (an unknown zone, a
  *       corrupt stored spec); the schedule is retried with a backoff, and shown as failing by {@code status}</li>
  *   <li>{@value #COORDINATION_FALLBACKS} (counter; primitive = dedupe | concurrency_cap | rate_limiter)</li>
+ *   <li>{@value #UNHANDLED_KINDS} (counter; queue, kind) — kinds of available jobs no live node handles,
+ *       counted once per kind and queue when this node's worker first sees them</li>
  * </ul>
  * Job kinds and schedule names become tag values: keep them a bounded set (they usually are).
  */
@@ -67,6 +69,7 @@ public final class BatonMicrometer implements BatonMetrics {
     public static final String SCHEDULE_FIRE_DELAY = "baton.schedules.fire.delay";
     public static final String SCHEDULE_FAILURES = "baton.schedules.failures";
     public static final String COORDINATION_FALLBACKS = "baton.coordination.fallbacks";
+    public static final String UNHANDLED_KINDS = "baton.jobs.unhandled.kinds";
     /** Every meter name above, for documentation and tests. */
     public static final List<String> METER_NAMES = List.of(
             LEADERSHIP_ACQUIRED,
@@ -82,7 +85,8 @@ public final class BatonMicrometer implements BatonMetrics {
             QUEUE_LAG,
             SCHEDULE_FIRE_DELAY,
             SCHEDULE_FAILURES,
-            COORDINATION_FALLBACKS);
+            COORDINATION_FALLBACKS,
+            UNHANDLED_KINDS);
     /** The shortest refresh interval of the queue gauges: each refresh is one grouped query. */
     public static final Duration MIN_QUEUE_REFRESH = Duration.ofSeconds(1);
 
@@ -163,6 +167,16 @@ public final class BatonMicrometer implements BatonMetrics {
     public void scheduleFired(String schedule, Duration delay) {
         timer(SCHEDULE_FIRE_DELAY, "from a schedule's due instant to its firing", Tags.of("schedule", schedule))
                 .record(delay);
+    }
+
+    @Override
+    public void jobKindUnhandled(String queue, String kind) {
+        counter(
+                        UNHANDLED_KINDS,
+                        "kinds of available jobs that no live node handles, counted once per kind and queue when "
+                                + "this node first sees them (they wait without using an attempt)",
+                        Tags.of("queue", queue, "kind", kind))
+                .increment();
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.baton.TransactionBinding;
 import dev.baton.WorkerConfig;
 import dev.baton.micrometer.BatonMicrometer;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,6 +52,7 @@ import org.springframework.core.env.Environment;
 public class BatonAutoConfiguration {
     static final String COORDINATION_DATA_SOURCE = "batonCoordinationDataSource";
     static final String LISTEN_DATA_SOURCE = "batonListenDataSource";
+    static final String SINGLE_RUNNER_LEASE_TTL = "baton.single-runner.lease-ttl";
 
     @Bean
     @ConditionalOnMissingBean
@@ -92,13 +94,8 @@ public class BatonAutoConfiguration {
         Map<String, Integer> queues = new LinkedHashMap<>(properties.getWorker().getQueues());
         boolean work = properties.getWorker().isEnabled() && (!queues.isEmpty() || !annotated.isEmpty());
         if (work) {
-            if (queues.isEmpty() && !annotated.isEmpty()) {
-                queues.put(dev.baton.JobRequest.DEFAULT_QUEUE, 10);
-            }
-            if (annotated.hasSchedules()) {
-                queues.putIfAbsent(Baton.SWEEP_QUEUE, 2);
-            }
-            b.worker(Props.worker(properties.getWorker(), queues));
+            annotated.addQueues(queues, !properties.getWorker().getQueues().isEmpty());
+            b.worker(Props.worker(properties.getWorker(), queues, environment));
             annotated.applyTo(b);
         } else if (!annotated.isEmpty()) {
             // baton.worker.enabled=false: this node enqueues and fires schedules, other nodes run them.
@@ -140,11 +137,16 @@ public class BatonAutoConfiguration {
     static SingleRunnerPostProcessor batonSingleRunnerPostProcessor(
             ObjectProvider<Baton> baton,
             ObjectProvider<BatonProperties> properties,
-            ConfigurableListableBeanFactory beans) {
+            ConfigurableListableBeanFactory beans,
+            Environment environment) {
         return new SingleRunnerPostProcessor(
                 baton::getObject,
                 () -> properties.getObject().getSingleRunner().getLeaseTtl(),
-                beans::resolveEmbeddedValue);
+                beans::resolveEmbeddedValue,
+                () -> Props.written(
+                        environment,
+                        SINGLE_RUNNER_LEASE_TTL,
+                        properties.getObject().getSingleRunner().getLeaseTtl()));
     }
 
     private static DataSource listenDataSource(BatonProperties.Listen listen) {
@@ -203,18 +205,27 @@ public class BatonAutoConfiguration {
             b.maintenance(build(
                     "baton.maintenance.",
                     List.of("leaseTtl", "renewInterval", "pollInterval", "stopTimeout"),
-                    lb::build));
+                    lb::build,
+                    env,
+                    LeadershipConfig.defaults()));
+            SingleRunnerInterceptor.checkTtl(
+                    SINGLE_RUNNER_LEASE_TTL,
+                    written(env, SINGLE_RUNNER_LEASE_TTL, p.getSingleRunner().getLeaseTtl()),
+                    p.getSingleRunner().getLeaseTtl());
             BatonProperties.Metrics metrics = p.getMetrics();
             InvalidBatonPropertyException.check(
-                    "baton.metrics.queue-depth-refresh", metrics.getQueueDepthRefresh(), () -> {
+                    "baton.metrics.queue-depth-refresh",
+                    written(env, "baton.metrics.queue-depth-refresh", metrics.getQueueDepthRefresh()),
+                    () -> {
                         if (metrics.getQueueDepthRefresh().compareTo(BatonMicrometer.MIN_QUEUE_REFRESH) < 0) {
-                            throw new IllegalArgumentException("must be at least " + BatonMicrometer.MIN_QUEUE_REFRESH
+                            throw new IllegalArgumentException("must be at least "
+                                    + human(BatonMicrometer.MIN_QUEUE_REFRESH)
                                     + " (each refresh is one query over the job table)");
                         }
                     });
         }
 
-        static WorkerConfig worker(BatonProperties.Worker w, Map<String, Integer> queues) {
+        static WorkerConfig worker(BatonProperties.Worker w, Map<String, Integer> queues, Environment env) {
             WorkerConfig.Builder wb = WorkerConfig.builder();
             queues.forEach((q, n) -> InvalidBatonPropertyException.check("baton.worker.queues." + q, n, () -> {
                 if (n == null || n < 1 || n > 1000) {
@@ -246,6 +257,9 @@ public class BatonAutoConfiguration {
             if (w.getMaxPayloadBytes() != null) {
                 wb.maxPayloadBytes(w.getMaxPayloadBytes());
             }
+            if (w.getUnhandledKindTimeout() != null) {
+                wb.unhandledKindTimeout(w.getUnhandledKindTimeout());
+            }
             return build(
                     "baton.worker.",
                     List.of(
@@ -256,32 +270,104 @@ public class BatonAutoConfiguration {
                             "maxStalls",
                             "drainTimeout",
                             "retention",
-                            "maxPayloadBytes"),
-                    wb::build);
+                            "maxPayloadBytes",
+                            "unhandledKindTimeout"),
+                    wb::build,
+                    env,
+                    WorkerConfig.builder().build());
         }
 
         /**
          * Builds a Baton config; its refusal names builder fields ({@code jobLease}), which are rewritten
-         * to the properties that set them ({@code baton.worker.job-lease}).
+         * to the properties that set them ({@code baton.worker.job-lease}); the values are shown as written
+         * (or as the default, when unset), and durations in the rule in the same short style ({@code 1s}).
          */
-        static <T> T build(String prefix, List<String> fields, java.util.function.Supplier<T> builder) {
+        static <T> T build(
+                String prefix,
+                List<String> fields,
+                java.util.function.Supplier<T> builder,
+                Environment env,
+                Object defaults) {
             try {
                 return builder.get();
             } catch (IllegalArgumentException e) {
-                String message = e.getMessage();
+                String message = humanDurations(e.getMessage());
                 List<String> named = new ArrayList<>();
+                List<String> values = new ArrayList<>();
                 for (String f : fields) {
                     java.util.regex.Matcher matcher =
                             java.util.regex.Pattern.compile("\\b" + f + "\\b").matcher(message);
                     if (matcher.find()) {
                         String property = prefix + kebab(f);
                         named.add(property);
+                        values.add(written(env, property, defaultOf(defaults, f)));
                         message = matcher.replaceAll(property);
                     }
                 }
                 throw new InvalidBatonPropertyException(
-                        named.isEmpty() ? prefix + "*" : String.join(" and ", named), null, message, e);
+                        named.isEmpty() ? prefix + "*" : String.join(" and ", named),
+                        values.isEmpty() ? null : String.join(" and ", values),
+                        message,
+                        e);
             }
+        }
+
+        /** A config's default for {@code field} (its accessor of the same name), for the message. */
+        private static Object defaultOf(Object defaults, String field) {
+            try {
+                return defaults.getClass().getMethod(field).invoke(defaults);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return null;
+            }
+        }
+
+        /** The value of {@code property} as the user wrote it, else the default in short style, marked as such. */
+        static String written(Environment env, String property, Object fallback) {
+            String raw = env == null ? null : env.getProperty(property);
+            if (raw != null) {
+                return raw;
+            }
+            Object v = fallback instanceof Duration d ? human(d) : fallback;
+            return v + " (default)";
+        }
+
+        /** A duration in Spring's short style: {@code 500ms}, {@code 2s}, {@code 10m}, {@code 1h}, {@code 7d}. */
+        static String human(Duration d) {
+            long ms = d.toMillis();
+            if (!Duration.ofMillis(ms).equals(d)) {
+                return d.toString();
+            }
+            if (ms != 0 && ms % 86_400_000L == 0) {
+                return ms / 86_400_000L + "d";
+            }
+            if (ms != 0 && ms % 3_600_000L == 0) {
+                return ms / 3_600_000L + "h";
+            }
+            if (ms != 0 && ms % 60_000L == 0) {
+                return ms / 60_000L + "m";
+            }
+            if (ms % 1000L == 0) {
+                return ms / 1000L + "s";
+            }
+            return ms + "ms";
+        }
+
+        /** ISO-8601 durations ({@code PT0.5S}) in a message rewritten in the short style ({@code 500ms}). */
+        static String humanDurations(String message) {
+            java.util.regex.Matcher m =
+                    java.util.regex.Pattern.compile("-?P(?:\\d+D)?T[0-9HMS.]+").matcher(message);
+            StringBuilder out = new StringBuilder();
+            while (m.find()) {
+                String replacement;
+                try {
+                    replacement = human(Duration.parse(m.group()));
+                } catch (RuntimeException e) {
+                    replacement = m.group();
+                }
+                m.appendReplacement(out, java.util.regex.Matcher.quoteReplacement(replacement));
+            }
+            m.appendTail(out);
+            return out.toString();
         }
 
         static String kebab(String camel) {

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The health check itself, free of Spring Boot's health types (which moved packages in Boot 4): the
@@ -44,6 +45,11 @@ final class BatonHealthCheck {
         }
         d.put("leading", leases);
         d.put("selfStops", renewals.selfStops());
+        // A detail, not DOWN: such jobs wait without using an attempt, and this node cannot fix them.
+        Map<String, Set<String>> unhandled = baton.unhandledKinds();
+        if (!unhandled.isEmpty()) {
+            d.put("unhandledKinds", unhandled);
+        }
         if (n.state() == NodeState.STOPPED) {
             d.put("reason", "this node is recorded as stopped");
             return new Result(false, d);

@@ -184,6 +184,19 @@ public class BatonProperties {
         private Duration retention;
         /** Larger payloads are refused at enqueue. */
         private Integer maxPayloadBytes;
+        /**
+         * How long an available job of a kind no live node handles waits before it fails (default 1h);
+         * meanwhile it uses no attempt, and the workers serving its queue report it.
+         */
+        private Duration unhandledKindTimeout;
+
+        public Duration getUnhandledKindTimeout() {
+            return unhandledKindTimeout;
+        }
+
+        public void setUnhandledKindTimeout(Duration unhandledKindTimeout) {
+            this.unhandledKindTimeout = unhandledKindTimeout;
+        }
 
         public boolean isEnabled() {
             return enabled;

@@ -20,8 +20,10 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <p>The method takes no arguments or a {@link dev.baton.JobContext}. Its job runs on queue
- * {@value dev.baton.Baton#SWEEP_QUEUE}. Interval schedules skip missed intervals; cron schedules run
- * once for a missed period.
+ * {@link #queue()} (default {@value dev.baton.Baton#SWEEP_QUEUE}). Missed instants (all nodes down
+ * longer than a minute): {@link #misfire()}, by default interval schedules skip them and cron schedules
+ * run once. Every attribute is checked at start-up; a bad value or combination fails the start naming
+ * the attribute, the bean method and the value.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -38,4 +40,23 @@ public @interface BatonSchedule {
 
     /** A fixed interval aligned to the epoch, e.g. {@code 30s}, {@code 10m}, {@code PT1H}. Placeholders are resolved. */
     String every() default "";
+
+    /**
+     * What to do with missed instants: {@code skip} (drop them), {@code run-once} (run once for the latest),
+     * {@code catch-up} (run the latest {@link #catchUp()} of them, oldest first). Empty: {@code skip} for
+     * {@link #every()}, {@code run-once} for {@link #cron()}; with {@link #catchUp()} set, {@code catch-up}.
+     */
+    String misfire() default "";
+
+    /** With {@code misfire = "catch-up"}: how many missed runs to catch up, 1 to 1000; 0 (default): unset. */
+    int catchUp() default 0;
+
+    /** Whether a run may start while the previous one still runs; default false (one at a time). */
+    boolean allowOverlap() default false;
+
+    /** Queue of the schedule's jobs; empty: {@value dev.baton.Baton#SWEEP_QUEUE}. Placeholders are resolved. */
+    String queue() default "";
+
+    /** Attempts per run, 1 to 1000; 0 (default): 3. */
+    int maxAttempts() default 0;
 }

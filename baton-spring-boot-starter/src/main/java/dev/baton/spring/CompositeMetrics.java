@@ -54,6 +54,16 @@ final class CompositeMetrics implements BatonMetrics {
     }
 
     @Override
+    public void scheduleFailed(String schedule) {
+        targets.forEach(t -> t.scheduleFailed(schedule));
+    }
+
+    @Override
+    public void jobKindUnhandled(String queue, String kind) {
+        targets.forEach(t -> t.jobKindUnhandled(queue, kind));
+    }
+
+    @Override
     public void fallbackUsed(String primitive) {
         targets.forEach(t -> t.fallbackUsed(primitive));
     }

@@ -39,6 +39,7 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
     private final Supplier<Baton> baton;
     private final Supplier<Duration> defaultTtl;
     private final StringValueResolver resolver;
+    private final Supplier<String> defaultTtlWritten;
     private final Map<Method, Spec> specs = new ConcurrentHashMap<>();
     /** One call per name at a time on this node (the lease is per node, not per thread). */
     private final Map<String, ReentrantLock> local = new ConcurrentHashMap<>();
@@ -55,10 +56,33 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
         return t;
     });
 
-    SingleRunnerInterceptor(Supplier<Baton> baton, Supplier<Duration> defaultTtl, StringValueResolver resolver) {
+    SingleRunnerInterceptor(
+            Supplier<Baton> baton,
+            Supplier<Duration> defaultTtl,
+            StringValueResolver resolver,
+            Supplier<String> defaultTtlWritten) {
         this.baton = baton;
         this.defaultTtl = defaultTtl;
         this.resolver = resolver;
+        this.defaultTtlWritten = defaultTtlWritten;
+    }
+
+    /** Resolves and checks the settings of {@code method} at start-up (cached for its calls). */
+    void validate(Method method, Class<?> targetClass) {
+        specs.computeIfAbsent(method, m -> spec(m, targetClass));
+    }
+
+    /** A lease TTL outside what leases accept fails naming {@code where} and the value as written. */
+    static void checkTtl(String where, String written, Duration ttl) {
+        if (ttl == null || ttl.compareTo(Leases.MIN_TTL) < 0 || ttl.compareTo(Leases.MAX_TTL) > 0) {
+            throw new InvalidBatonPropertyException(
+                    where,
+                    written,
+                    "must be between " + BatonAutoConfiguration.Props.human(Leases.MIN_TTL) + " and "
+                            + BatonAutoConfiguration.Props.human(Leases.MAX_TTL)
+                            + " (the lease is renewed every third of it while the method runs)",
+                    null);
+        }
     }
 
     void shutdown() {
@@ -162,17 +186,25 @@ final class SingleRunnerInterceptor implements MethodInterceptor {
             ann = AnnotatedElementUtils.findMergedAnnotation(method, BatonSingleRunner.class);
         }
         String where = "@BatonSingleRunner(\"" + ann.value() + "\") on " + specific.toGenericString();
-        Duration ttl = ann.leaseTtl().isBlank()
-                ? defaultTtl.get()
-                : AnnotatedHandlers.parse(where + " leaseTtl", resolver.resolveStringValue(ann.leaseTtl()));
-        InvalidBatonPropertyException.check(where + " leaseTtl", ttl, () -> {
-            if (ttl.compareTo(Leases.MIN_TTL) < 0 || ttl.compareTo(Leases.MAX_TTL) > 0) {
-                throw new IllegalArgumentException("must be between " + Leases.MIN_TTL + " and " + Leases.MAX_TTL);
-            }
-        });
-        Duration hold = ann.holdAtLeast().isBlank()
+        Duration ttl;
+        if (ann.leaseTtl().isBlank()) {
+            ttl = defaultTtl.get();
+            checkTtl(
+                    BatonAutoConfiguration.SINGLE_RUNNER_LEASE_TTL + " (the default of " + where + ")",
+                    defaultTtlWritten.get(),
+                    ttl);
+        } else {
+            String text = resolver.resolveStringValue(ann.leaseTtl());
+            ttl = AnnotatedHandlers.parse(where + " leaseTtl", text);
+            checkTtl(where + " leaseTtl", text, ttl);
+        }
+        String holdText = ann.holdAtLeast().isBlank() ? null : resolver.resolveStringValue(ann.holdAtLeast());
+        Duration hold = holdText == null
                 ? scheduledPeriod(specific)
-                : AnnotatedHandlers.parse(where + " holdAtLeast", resolver.resolveStringValue(ann.holdAtLeast()));
+                : AnnotatedHandlers.parse(where + " holdAtLeast", holdText);
+        if (hold.isNegative()) {
+            throw new InvalidBatonPropertyException(where + " holdAtLeast", holdText, "must not be negative", null);
+        }
         return new Spec(ann.value(), ttl, hold);
     }
 

@@ -18,13 +18,32 @@ class SingleRunnerPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProc
     private static final long serialVersionUID = 1L;
     private final transient SingleRunnerInterceptor interceptor;
 
-    SingleRunnerPostProcessor(Supplier<Baton> baton, Supplier<Duration> defaultTtl, StringValueResolver resolver) {
-        this.interceptor = new SingleRunnerInterceptor(baton, defaultTtl, resolver);
+    SingleRunnerPostProcessor(
+            Supplier<Baton> baton,
+            Supplier<Duration> defaultTtl,
+            StringValueResolver resolver,
+            Supplier<String> defaultTtlWritten) {
+        this.interceptor = new SingleRunnerInterceptor(baton, defaultTtl, resolver, defaultTtlWritten);
         this.advisor = new DefaultPointcutAdvisor(
                 new AnnotationMatchingPointcut(null, BatonSingleRunner.class, true), interceptor);
         setBeforeExistingAdvisors(true);
         setProxyTargetClass(true);
         setOrder(Ordered.LOWEST_PRECEDENCE - 100);
+    }
+
+    /**
+     * Also checks the settings of every {@link BatonSingleRunner} method of the bean now, so a bad value fails
+     * the start (naming the attribute or property and the value) rather than every call.
+     */
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+        Class<?> target = org.springframework.aop.support.AopUtils.getTargetClass(bean);
+        org.springframework.util.ReflectionUtils.doWithMethods(
+                target,
+                m -> interceptor.validate(m, target),
+                m -> org.springframework.core.annotation.AnnotatedElementUtils.hasAnnotation(
+                        m, BatonSingleRunner.class));
+        return super.postProcessAfterInitialization(bean, beanName);
     }
 
     @Override

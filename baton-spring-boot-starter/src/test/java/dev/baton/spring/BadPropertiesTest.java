@@ -43,9 +43,10 @@ class BadPropertiesTest extends StarterTestSupport {
     @Test
     void workerTimingsThatBreakTheSelfStopRuleNameBothProperties() {
         assertRefused(
-                "Invalid baton.worker.job-lease and baton.worker.heartbeat-interval: baton.worker.job-lease/2 "
-                        + "(PT0.5S) must exceed 2 × baton.worker.heartbeat-interval (PT1S); with baton.worker.job-lease PT1S "
-                        + "use a baton.worker.heartbeat-interval below PT0.25S, or a longer baton.worker.job-lease",
+                "Invalid value '1s and 500ms' for baton.worker.job-lease and baton.worker.heartbeat-interval: "
+                        + "baton.worker.job-lease/2 (500ms) must exceed 2 × baton.worker.heartbeat-interval (1s); with "
+                        + "baton.worker.job-lease 1s use a baton.worker.heartbeat-interval below 250ms, or a longer "
+                        + "baton.worker.job-lease",
                 "baton.worker.queues.default=2",
                 "baton.worker.job-lease=1s",
                 "baton.worker.heartbeat-interval=500ms");
@@ -71,9 +72,9 @@ class BadPropertiesTest extends StarterTestSupport {
     @Test
     void maintenanceLeaseTooShortForItsRenewals() {
         assertRefused(
-                "Invalid baton.maintenance.lease-ttl and baton.maintenance.renew-interval: "
-                        + "baton.maintenance.lease-ttl/2 (PT0.5S) must exceed 2 × baton.maintenance.renew-interval (PT1S); "
-                        + "with baton.maintenance.lease-ttl PT1S use a baton.maintenance.renew-interval below PT0.25S, "
+                "Invalid value '1s and 500ms' for baton.maintenance.lease-ttl and baton.maintenance.renew-interval: "
+                        + "baton.maintenance.lease-ttl/2 (500ms) must exceed 2 × baton.maintenance.renew-interval (1s); "
+                        + "with baton.maintenance.lease-ttl 1s use a baton.maintenance.renew-interval below 250ms, "
                         + "or a longer baton.maintenance.lease-ttl",
                 "baton.maintenance.lease-ttl=1s",
                 "baton.maintenance.renew-interval=500ms");
@@ -82,7 +83,7 @@ class BadPropertiesTest extends StarterTestSupport {
     @Test
     void queueDepthRefreshTooShort() {
         assertRefused(
-                "Invalid value 'PT0.1S' for baton.metrics.queue-depth-refresh: must be at least PT1S (each refresh "
+                "Invalid value '100ms' for baton.metrics.queue-depth-refresh: must be at least 1s (each refresh "
                         + "is one query over the job table)",
                 "baton.metrics.queue-depth-refresh=100ms");
     }
@@ -129,8 +130,9 @@ class BadPropertiesTest extends StarterTestSupport {
                         "--baton.worker.heartbeat-interval=500ms"))
                 .isNotNull();
         assertThat(output.getOut() + output.getErr())
-                .contains("Baton refused baton.worker.job-lease and baton.worker.heartbeat-interval: "
-                        + "baton.worker.job-lease/2 (PT0.5S) must exceed 2 × baton.worker.heartbeat-interval (PT1S); ")
+                .contains("Baton refused the value '1s and 500ms' of baton.worker.job-lease and "
+                        + "baton.worker.heartbeat-interval: baton.worker.job-lease/2 (500ms) must exceed 2 × "
+                        + "baton.worker.heartbeat-interval (1s); ")
                 .contains("Change baton.worker.job-lease and baton.worker.heartbeat-interval (see ");
         assertThat(Baton.schemaVersion()).isPositive();
     }

@@ -438,6 +438,27 @@ public final class JobStore {
         }
     }
 
+    /** A kind of available jobs on {@code queue} that no live node handles. */
+    public record UnhandledKind(String queue, String kind) {}
+
+    /**
+     * The kinds of available jobs on {@code queues} that no live node (nor the caller, {@code ownKinds})
+     * handles; reads only.
+     */
+    public List<UnhandledKind> unhandledKinds(Connection c, Collection<String> queues, Collection<String> ownKinds)
+            throws SQLException {
+        try (SqlCall q = sql.prepare(c, "unhandled_kinds")
+                .setArray("queues", "text", queues.toArray())
+                .setArray("own_kinds", "text", ownKinds.toArray())) {
+            List<UnhandledKind> out = new ArrayList<>();
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                out.add(new UnhandledKind(rs.getString("queue"), rs.getString("kind")));
+            }
+            return out;
+        }
+    }
+
     private List<Long> idList(Connection c, String statement, long[] ids, long[] tokens) throws SQLException {
         List<Long> out = new ArrayList<>(ids.length);
         try (SqlCall q = sql.prepare(c, statement)

@@ -70,6 +70,7 @@ public final class Worker {
     private boolean stopped = true; // guarded by this
 
     private final JobHeartbeater heartbeater;
+    private final UnhandledKindWatch unhandledKinds;
 
     public Worker(
             DataSource dataSource,
@@ -101,6 +102,15 @@ public final class Worker {
         this.executor = new JobExecutor(handlers, nodeId, codec, completer, hooks, ticker, metrics);
         this.heartbeater = new JobHeartbeater(
                 running, coordination, store, hooks, config.jobLease(), config.heartbeatInterval(), ticker);
+        this.unhandledKinds = new UnhandledKindWatch(
+                db,
+                store,
+                config.queues().keySet(),
+                handlers.keySet(),
+                config.rescueInterval(),
+                config.unhandledKindTimeout(),
+                metrics,
+                ticker);
     }
 
     public synchronized void start() {
@@ -127,6 +137,7 @@ public final class Worker {
                         heartbeater,
                         binding)));
         queues.forEach(JobProducer::start);
+        unhandledKinds.start();
     }
 
     /**
@@ -151,6 +162,7 @@ public final class Worker {
             return;
         }
         stopClaiming();
+        unhandledKinds.stop();
         long deadline = ticker.getAsLong() + config.drainTimeout().toNanos();
         for (JobProducer q : queues) {
             q.awaitIdle(deadline);
@@ -185,6 +197,11 @@ public final class Worker {
         heartbeater.stop();
         completer.stop();
         queues.clear();
+    }
+
+    /** The watch over jobs of kinds no live node handles. */
+    public UnhandledKindWatch unhandledKinds() {
+        return unhandledKinds;
     }
 
     public int runningCount() {

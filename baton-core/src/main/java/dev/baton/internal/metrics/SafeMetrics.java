@@ -99,6 +99,15 @@ public final class SafeMetrics implements BatonMetrics {
     }
 
     @Override
+    public void jobKindUnhandled(String queue, String kind) {
+        try {
+            delegate.jobKindUnhandled(queue, kind);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void scheduleFailed(String schedule) {
         try {
             delegate.scheduleFailed(schedule);
