@@ -24,11 +24,20 @@ public class Orders {
         this.schema = tables.schema();
     }
 
-    /** The order and its receipt job commit together, or neither does: the enqueue joins this transaction. */
+    /**
+     * The order and its receipt job commit together, or neither does: the enqueue joins this transaction.
+     * An address without '@' is refused after both writes, as a late business check would: the
+     * transaction rolls back, and with it the job.
+     *
+     * @throws IllegalArgumentException if {@code email} has no '@' (nothing is written)
+     */
     @Transactional
     public void place(String orderId, String email) {
         jdbc.update("INSERT INTO " + schema + ".orders (id, email) VALUES (?, ?)", orderId, email);
         baton.jobs().enqueue(JobRequest.of("receipt.send", new Receipt(orderId)).idempotencyKey("receipt:" + orderId));
+        if (!email.contains("@")) {
+            throw new IllegalArgumentException("email '" + email + "' has no '@'");
+        }
     }
 
     /** Runs at least once per order: idempotent (a second run finds the receipt already sent). */

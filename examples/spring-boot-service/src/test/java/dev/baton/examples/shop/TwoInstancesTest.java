@@ -1,6 +1,7 @@
 package dev.baton.examples.shop;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.baton.Baton;
 import dev.baton.JobInfo;
@@ -84,6 +85,18 @@ class TwoInstancesTest {
 
         a.getBean(Orders.class).place("o-1", "ada@example.com");
         b.getBean(Orders.class).place("o-2", "bob@example.com");
+        // A request refused after its writes rolls back the order and its receipt job alike. Checked by
+        // removing the protection: with the starter's transaction binding off (TransactionBinding.NONE on a
+        // BatonCustomizer), the job of o-3 was committed on its own and this failed.
+        assertThatThrownBy(() -> a.getBean(Orders.class).place("o-3", "no-at-sign"))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(jdbc.queryForObject(
+                        "SELECT count(*) FROM " + batonSchema + ".job WHERE idempotency_key = 'receipt:o-3'",
+                        Integer.class))
+                .as("no job for the refused order")
+                .isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM " + shopSchema + ".orders", Integer.class))
+                .isEqualTo(2);
 
         // Let both instances tick for at least 8 intervals of each kind.
         Awaitility.await().atMost(WAIT).until(() -> count(jdbc, "sweep_runs") >= 8 && count(jdbc, "report_runs") >= 8);
