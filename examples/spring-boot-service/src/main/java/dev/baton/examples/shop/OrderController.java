@@ -15,7 +15,7 @@ public class OrderController {
     }
 
     @PostMapping("/orders")
-    public ResponseEntity<String> place(@RequestParam String id, @RequestParam String email) {
+    public ResponseEntity<String> place(@RequestParam("id") String id, @RequestParam("email") String email) {
         try {
             orders.place(id, email);
             return ResponseEntity.accepted().body("order " + id + " placed; its receipt job commits with it\n");
