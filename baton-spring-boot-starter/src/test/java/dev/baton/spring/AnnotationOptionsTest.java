@@ -97,6 +97,49 @@ class AnnotationOptionsTest extends StarterTestSupport {
         });
     }
 
+    static class Slow {
+        final java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(1);
+
+        @BatonJob(value = "report.slow", maxAttempts = 1, timeout = "300ms")
+        void run(String what, dev.baton.JobContext ctx) {
+            if (ctx.awaitCancellation(java.time.Duration.ofMinutes(5))) {
+                cancelled.countDown();
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class SlowConfig {
+        @Bean
+        Slow slow() {
+            return new Slow();
+        }
+    }
+
+    /**
+     * {@code @BatonJob(timeout = "300ms")}: an attempt that outlasts it is cancelled (the handler sees the
+     * cancellation) and fails; with {@code maxAttempts = 1} the job ends failed. Seen failing with the
+     * attribute not passed on to the kind's defaults (the timeout left out of the {@code JobDefaults} built in
+     * {@code AnnotatedHandlers}):
+     * the handler waited its five minutes and the job stayed running past the test's wait.
+     */
+    @Test
+    void aJobTimeoutFromTheAnnotationCancelsTheAttempt() {
+        runner().withUserConfiguration(SlowConfig.class).run(context -> {
+            Baton baton = context.getBean(Baton.class);
+            long id = baton.jobs().enqueue(JobRequest.of("report.slow", "q3")).id();
+            Awaitility.await()
+                    .atMost(WAIT)
+                    .until(() -> baton.jobs().get(id).orElseThrow().state() == JobState.FAILED);
+            assertThat(context.getBean(Slow.class).cancelled.getCount())
+                    .as("the handler saw its attempt cancelled")
+                    .isZero();
+            JobInfo job = baton.jobs().get(id).orElseThrow();
+            assertThat(job.attempt()).isEqualTo(1);
+            assertThat(job.errors()).hasSize(1);
+        });
+    }
+
     static class Enqueuer {
         @BatonJob("known")
         void known(String s) {}
