@@ -3,9 +3,9 @@ package dev.baton.internal.job;
 import dev.baton.TransactionBinding;
 import dev.baton.WorkerConfig;
 import dev.baton.internal.db.Db;
+import dev.baton.internal.notify.NotifiedService;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
-import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * (five times longer while LISTEN wakes it for every enqueue). Enqueue notifications and freed slots end
  * its wait early.
  */
-public final class JobProducer extends Service {
+public final class JobProducer extends NotifiedService {
     private static final Logger log = LoggerFactory.getLogger(JobProducer.class);
     /** How long a producer waits for half its slots to free up after a full claim. */
     public static final long CLAIM_COALESCE_NANOS = 2_000_000L;
@@ -51,7 +51,6 @@ public final class JobProducer extends Service {
 
     private final Semaphore slots;
     private final ExecutorService handlersPool;
-    private final Notifier.Subscription wake;
     private final AtomicInteger inFlight = new AtomicInteger();
     /** Claimed attempts waiting for a handler thread. */
     private final ConcurrentLinkedQueue<RunningAttempt> ready = new ConcurrentLinkedQueue<>();
@@ -85,7 +84,7 @@ public final class JobProducer extends Service {
             JobExecutor executor,
             JobHeartbeater heartbeater,
             TransactionBinding binding) {
-        super("baton-claim-" + queue, ticker);
+        super("baton-claim-" + queue, ticker, notifier.subscribe(store.channel(), queue));
         this.queue = queue;
         this.concurrency = concurrency;
         this.db = db;
@@ -108,7 +107,6 @@ public final class JobProducer extends Service {
             t.setDaemon(true);
             return t;
         });
-        this.wake = notifier.subscribe(store.channel(), queue);
     }
 
     /** One claim into the free slots; returns how long to wait before the next. */
@@ -153,21 +151,9 @@ public final class JobProducer extends Service {
     }
 
     @Override
-    protected void awaitNextPass(long nanos) {
-        if (nanos > 0) {
-            wake.await(nanos);
-        }
-    }
-
-    @Override
-    protected void onStopRequested() {
-        wake.signal();
-    }
-
-    @Override
     protected void afterLastPass() {
         handlersPool.shutdownNow();
-        wake.close();
+        super.afterLastPass();
     }
 
     /** Claims up to {@code free} jobs and starts them; returns how many. */

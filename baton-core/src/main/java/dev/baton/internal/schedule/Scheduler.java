@@ -8,10 +8,10 @@ import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.JobErrors;
 import dev.baton.internal.job.JobStore;
+import dev.baton.internal.notify.NotifiedService;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.schedule.ScheduleStore.Definition;
 import dev.baton.internal.schedule.ScheduleStore.Due;
-import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * until the next due instant (on the database clock), at most 30 s while notifications arrive (a
  * declaration or pause wakes it) and at most the poll interval otherwise. Tests call {@link #fireDue()}.
  */
-public final class Scheduler extends Service {
+public final class Scheduler extends NotifiedService {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
     /** Due instants computed per schedule and firing, at most. */
     static final int MAX_INSTANTS = 10_000;
@@ -54,7 +54,6 @@ public final class Scheduler extends Service {
     private final String app;
     private final String appVersion;
     private final BatonMetrics metrics;
-    private final Notifier.Subscription wake;
     /** Monotonic nanoseconds: when orphaned schedules were last looked for. Service thread only. */
     private long lastOrphanCheck;
 
@@ -68,7 +67,7 @@ public final class Scheduler extends Service {
             String appVersion,
             BatonMetrics metrics,
             LongSupplier ticker) {
-        super("baton-scheduler", ticker);
+        super("baton-scheduler", ticker, notifier.subscribe(store.channel(), "changed"));
         this.db = db;
         this.store = store;
         this.reconciler = new ScheduleReconciler(db, store);
@@ -81,7 +80,6 @@ public final class Scheduler extends Service {
         // Not at once: a new term often follows an outage, after which every node's heartbeat looks stale
         // until its next beat. (The node's own version is protected anyway, and reconciling re-enables.)
         this.lastOrphanCheck = ticker.getAsLong();
-        this.wake = notifier.subscribe(store.channel(), "changed");
     }
 
     /**
@@ -105,23 +103,6 @@ public final class Scheduler extends Service {
             log.warn("firing schedules failed, retrying in {}: {}", pollInterval, e.getMessage());
             return pollInterval.toNanos();
         }
-    }
-
-    @Override
-    protected void awaitNextPass(long nanos) {
-        if (nanos > 0) {
-            wake.await(nanos);
-        }
-    }
-
-    @Override
-    protected void onStopRequested() {
-        wake.signal();
-    }
-
-    @Override
-    protected void afterLastPass() {
-        wake.close();
     }
 
     /**
