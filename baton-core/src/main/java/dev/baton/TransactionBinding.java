@@ -72,4 +72,26 @@ public interface TransactionBinding {
      *                   rollback-only
      */
     <T> T bind(DataSource dataSource, Connection transaction, Callable<T> work) throws Exception;
+
+    /** How a transaction that {@link #bind} bound has ended. */
+    enum Outcome {
+        /** It committed. */
+        COMMITTED,
+        /** It rolled back (the work or the completion failed, or the attempt was no longer current). */
+        ROLLED_BACK,
+        /** The connection failed during COMMIT: it may or may not have committed. */
+        UNKNOWN
+    }
+
+    /**
+     * Called on the thread that called {@link #bind}, once the transaction it bound has ended (after the
+     * commit or the rollback, outside the transaction): the place for callbacks that code in the work
+     * registered to run after it (Spring's {@code afterCommit} and {@code afterCompletion}). Called whenever
+     * a {@link JobContext#transaction} began, also when it ended before {@link #bind} (the attempt was no
+     * longer current); an exception it throws
+     * is logged, never changes the job's outcome. Does nothing by default.
+     *
+     * @param outcome how the transaction ended
+     */
+    default void ended(Outcome outcome) {}
 }

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
@@ -27,6 +29,10 @@ import org.springframework.transaction.support.TransactionSynchronizationUtils;
  * {@code DataSourceTransactionManager} unwraps it.
  */
 public final class SpringTransactionBinding implements TransactionBinding {
+    private static final Logger log = LoggerFactory.getLogger(SpringTransactionBinding.class);
+    /** What the work registered, from the end of {@link #bind} until {@link #ended} on the same thread. */
+    private static final ThreadLocal<List<TransactionSynchronization>> PENDING = new ThreadLocal<>();
+
     /** The current transaction's name while the completion transaction is bound. */
     static final String COMPLETION_TRANSACTION = "baton job completion";
 
@@ -63,8 +69,9 @@ public final class SpringTransactionBinding implements TransactionBinding {
      * {@code @Transactional(propagation = REQUIRED)}) uses {@code transaction}; {@code REQUIRES_NEW}
      * suspends it and gets a connection of its own.
      *
-     * <p>Synchronizations registered while the work runs get {@code afterCompletion(STATUS_UNKNOWN)} when
-     * it returns, before Baton commits; {@code afterCommit} is not called.
+     * <p>Synchronizations registered while the work runs get {@code beforeCommit} and {@code beforeCompletion}
+     * when it returns (still in the transaction), and {@code afterCommit} / {@code afterCompletion} from
+     * {@link #ended} once Baton committed or rolled back.
      *
      * @throws UnexpectedRollbackException if a participant marked the transaction rollback-only
      */
@@ -86,20 +93,48 @@ public final class SpringTransactionBinding implements TransactionBinding {
                         + "code that joined it (a @Transactional method it called failed); Baton rolled it back: "
                         + "nothing was written and the attempt failed");
             }
+            // Still inside the transaction, as a transaction manager does before its commit (JPA flushes here).
+            TransactionSynchronizationUtils.triggerBeforeCommit(false);
+            TransactionSynchronizationUtils.triggerBeforeCompletion();
             return result;
         } finally {
             TransactionSynchronizationManager.unbindResourceIfPossible(key);
-            List<TransactionSynchronization> registered = TransactionSynchronizationManager.isSynchronizationActive()
-                    ? TransactionSynchronizationManager.getSynchronizations()
-                    : List.of();
+            // Run after the transaction ends, on this thread: ended(outcome).
+            PENDING.set(
+                    TransactionSynchronizationManager.isSynchronizationActive()
+                            ? TransactionSynchronizationManager.getSynchronizations()
+                            : List.of());
             TransactionSynchronizationManager.clear();
+            suspended.resume(key);
+        }
+    }
+
+    /**
+     * Runs what the work registered for after the transaction: {@code afterCommit} once it committed, then
+     * {@code afterCompletion} with its status (committed, rolled back, or unknown when the connection failed
+     * during COMMIT). A failing {@code afterCommit} is logged; the job's outcome stands.
+     */
+    @Override
+    public void ended(Outcome outcome) {
+        List<TransactionSynchronization> registered = PENDING.get();
+        PENDING.remove();
+        if (registered == null || registered.isEmpty()) {
+            return;
+        }
+        if (outcome == Outcome.COMMITTED) {
             try {
-                TransactionSynchronizationUtils.invokeAfterCompletion(
-                        registered, TransactionSynchronization.STATUS_UNKNOWN);
-            } finally {
-                suspended.resume(key);
+                TransactionSynchronizationUtils.invokeAfterCommit(registered);
+            } catch (RuntimeException e) {
+                log.warn("an afterCommit callback of a job's transaction failed after it committed", e);
             }
         }
+        TransactionSynchronizationUtils.invokeAfterCompletion(
+                registered,
+                switch (outcome) {
+                    case COMMITTED -> TransactionSynchronization.STATUS_COMMITTED;
+                    case ROLLED_BACK -> TransactionSynchronization.STATUS_ROLLED_BACK;
+                    case UNKNOWN -> TransactionSynchronization.STATUS_UNKNOWN;
+                });
     }
 
     /** The key Spring binds {@code dataSource}'s transactions under. */

@@ -263,6 +263,62 @@ class SpringTransactionsTest extends StarterTestSupport {
     }
 
     /**
+     * Synchronizations registered inside {@code ctx.transaction} (what {@code @TransactionalEventListener}
+     * and caches use) run as under a transaction manager: {@code beforeCommit} and {@code beforeCompletion}
+     * in the transaction, {@code afterCommit} and {@code afterCompletion(COMMITTED)} once Baton committed;
+     * after a failed attempt only {@code afterCompletion(ROLLED_BACK)}.
+     *
+     * <p>Protection removed and seen failing: {@code SpringTransactionBinding.ended} doing nothing (the callbacks
+     * of the earlier design): no {@code afterCommit}, and {@code afterCompletion} never called.
+     */
+    @Test
+    void synchronizationsRegisteredInTheWorkRunAfterBatonCommitsOrRollsBack() throws SQLException {
+        java.util.List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        run(ctx -> {
+            handler = (id, jc) -> jc.transaction(c -> {
+                org.springframework.transaction.support.TransactionSynchronizationManager.registerSynchronization(
+                        new org.springframework.transaction.support.TransactionSynchronization() {
+                            @Override
+                            public void beforeCommit(boolean readOnly) {
+                                events.add(jc.attempt() + ":beforeCommit");
+                            }
+
+                            @Override
+                            public void afterCommit() {
+                                // Seen from another connection: the completion has committed.
+                                events.add(jc.attempt() + ":afterCommit:" + succeeded());
+                            }
+
+                            @Override
+                            public void afterCompletion(int status) {
+                                events.add(jc.attempt() + ":afterCompletion:" + status);
+                            }
+                        });
+                if (jc.attempt() == 1) {
+                    throw new IllegalStateException("the first attempt fails after registering");
+                }
+                return null;
+            });
+            long id = ctx.getBean(Baton.class)
+                    .jobs()
+                    .enqueue(JobRequest.of("ship", "o-sync").maxAttempts(2))
+                    .id();
+            awaitState(ctx, id, JobState.SUCCEEDED);
+            org.awaitility.Awaitility.await().atMost(WAIT).until(() -> events.size() >= 4);
+            assertThat(events)
+                    .containsExactly(
+                            "1:afterCompletion:"
+                                    + org.springframework.transaction.support.TransactionSynchronization
+                                            .STATUS_ROLLED_BACK,
+                            "2:beforeCommit",
+                            "2:afterCommit:1",
+                            "2:afterCompletion:"
+                                    + org.springframework.transaction.support.TransactionSynchronization
+                                            .STATUS_COMMITTED);
+        });
+    }
+
+    /**
      * FAULTS J03 through Spring: a handler that throws after its JdbcTemplate insert inside
      * {@code ctx.transaction} leaves no row; the job is retried, and the retry's row and completion commit.
      *
@@ -371,6 +427,14 @@ class SpringTransactionsTest extends StarterTestSupport {
                 .pollInterval(Duration.ofMillis(20))
                 .until(() -> baton.jobs().get(id).map(JobInfo::state).orElse(null) == state);
         return baton.jobs().get(id).orElseThrow();
+    }
+
+    private long succeeded() {
+        try {
+            return countWhere("job", "state = 'succeeded'");
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private long count(String table) throws SQLException {

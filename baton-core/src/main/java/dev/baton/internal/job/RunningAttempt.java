@@ -5,11 +5,14 @@ import dev.baton.BatonException;
 import dev.baton.FencedWork;
 import dev.baton.JobContext;
 import dev.baton.TransactionBinding;
+import dev.baton.UnknownOutcomeException;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A claimed attempt running on this node, and its handler's {@link JobContext}. The heartbeater extends
@@ -17,6 +20,8 @@ import java.util.concurrent.TimeUnit;
  * {@link #isCancelled()}, {@link #awaitCancellation} and an interrupt.
  */
 public final class RunningAttempt implements JobContext {
+    private static final Logger log = LoggerFactory.getLogger(RunningAttempt.class);
+
     /** Why a running attempt was told to stop. */
     public enum StopReason {
         CANCEL_REQUESTED,
@@ -161,6 +166,7 @@ public final class RunningAttempt implements JobContext {
             throw new AttemptLostException("attempt " + job.attempt() + " of job " + job.id() + " was stopped ("
                     + stopReason + "); its transaction is refused");
         }
+        TransactionBinding.Outcome outcome = TransactionBinding.Outcome.ROLLED_BACK;
         try {
             T result = db.transaction("job " + job.id() + " attempt " + job.attempt(), c -> {
                 if (!store.fenceAttempt(c, job.id(), job.token())) {
@@ -177,12 +183,26 @@ public final class RunningAttempt implements JobContext {
                 hooks.reach(Hooks.Points.JOB_TX_BEFORE_COMMIT);
                 return r;
             });
+            outcome = TransactionBinding.Outcome.COMMITTED;
             completedInTransaction = true;
             return result;
+        } catch (UnknownOutcomeException e) {
+            outcome = TransactionBinding.Outcome.UNKNOWN;
+            throw e;
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
             throw new BatonException("transaction of job " + job.id() + " failed: " + e.getMessage(), e);
+        } finally {
+            try {
+                binding.ended(outcome);
+            } catch (RuntimeException e) {
+                log.warn(
+                        "the transaction binding failed after job {}'s transaction ended ({}); ignored",
+                        job.id(),
+                        outcome,
+                        e);
+            }
         }
     }
 }
