@@ -180,4 +180,42 @@ class JobDrainTest extends JobBehaviourTestBase {
                 .isNull();
         assertThat(ran).isEmpty();
     }
+
+    /**
+     * J12, a claim that is slow to get going (in production: waiting for a pool connection after a
+     * partition healed) when drain starts: it must not take a job that is available by then. The claimer
+     * is parked before its claim statement with a job waiting; a drain starts on another thread and blocks
+     * on the claim; the claim is let go. With the protection the claim sees the drain and takes nothing.
+     * Protection removed and seen failing: the second {@code claiming} check in
+     * {@code JobProducer#claimOnce} (after the connection is in hand): the parked claim took the job
+     * ("not claimed by the draining node" failed). This was the J04 failure seen once in CI with the
+     * user pool profile: node A, drained right after the partition healed, still claimed the job its own
+     * maintenance had just rescued.
+     */
+    @Test
+    void J12_aClaimStillWaitingWhenDrainStartsTakesNothing() throws Exception {
+        Map<String, String> ran = new ConcurrentHashMap<>();
+        Baton a = start(nodeBuilder("node-a")
+                .worker(fastWorker("default", 2).build())
+                .handle("quick", Item.class, (item, ctx) -> ran.put(item.name(), "node-a")));
+        PausePoints.Pause beforeClaim = points.arm(Hooks.Points.JOB_BEFORE_CLAIM);
+        beforeClaim.awaitReached(WAIT);
+        long waiting =
+                a.jobs().enqueue(JobRequest.of("quick", new Item("waiting"))).id();
+
+        Thread drainer = new Thread(a::drain, "test-drainer");
+        drainer.start();
+        Awaitility.await()
+                .atMost(WAIT)
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> drainer.getState() == Thread.State.BLOCKED);
+        beforeClaim.release();
+        drainer.join(WAIT.toMillis());
+        assertThat(drainer.isAlive()).as("drain returned").isFalse();
+
+        Row row = row(waiting);
+        assertThat(row.state()).isEqualTo("available");
+        assertThat(row.attemptedAt()).as("not claimed by the draining node").isNull();
+        assertThat(ran).isEmpty();
+    }
 }

@@ -162,9 +162,14 @@ public final class JobProducer extends NotifiedService {
         long send = ticker.getAsLong();
         List<JobStore.Claimed> jobs;
         try {
+            // Checked again once a connection is in hand: getting one can wait (a pool after a partition
+            // waits up to its connection timeout), and a drain that began meanwhile must win over this claim.
             jobs = db.call(
                     claimWhat,
-                    c -> store.claim(c, queue, kinds, free, config.jobLease().toMillis(), nodeId));
+                    c -> claiming
+                            ? store.claim(
+                                    c, queue, kinds, free, config.jobLease().toMillis(), nodeId)
+                            : List.of());
         } catch (JobStore.KeyRaceLost e) {
             jobs = List.of();
         }
