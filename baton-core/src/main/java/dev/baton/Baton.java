@@ -2,6 +2,7 @@ package dev.baton;
 
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.job.Interceptors;
 import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.job.Worker;
@@ -14,6 +15,7 @@ import dev.baton.internal.schedule.Scheduler;
 import dev.baton.internal.schema.SchemaMigrator;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -123,7 +125,9 @@ public final class Baton implements AutoCloseable {
                 .hooks(hooks);
         this.jobStore = new JobStore(schema).metrics(metrics);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
-        this.jobs = new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults);
+        Interceptors interceptors = new Interceptors(b.interceptors);
+        this.jobs =
+                new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults, interceptors);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs);
         if (!b.sweeps.isEmpty() && b.worker == null) {
             throw new IllegalArgumentException("sweeps " + b.sweeps + " were registered but no worker is configured; "
@@ -153,7 +157,8 @@ public final class Baton implements AutoCloseable {
                         hooks,
                         ticker,
                         metrics,
-                        b.transactionBinding);
+                        b.transactionBinding,
+                        interceptors);
         // Every started node takes part in maintenance, worker or not: a service that only uses leases or
         // the coordination primitives must still get their rows pruned. One node at a time runs it.
         Maintenance housekeeping = new Maintenance(
@@ -192,7 +197,8 @@ public final class Baton implements AutoCloseable {
                                         app,
                                         appVersion,
                                         metrics,
-                                        ticker)))
+                                        ticker,
+                                        interceptors)))
                         .toList()),
                 LeadershipListener.NONE,
                 Hooks.NONE,
@@ -410,6 +416,7 @@ public final class Baton implements AutoCloseable {
         private final List<String> sweeps = new java.util.ArrayList<>();
         private BatonMetrics metrics = BatonMetrics.NONE;
         private TransactionBinding transactionBinding = TransactionBinding.NONE;
+        private final List<JobInterceptor> interceptors = new ArrayList<>();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -604,6 +611,15 @@ public final class Baton implements AutoCloseable {
         public Builder transactionBinding(TransactionBinding binding) {
             this.transactionBinding = Objects.requireNonNull(
                     binding, "transactionBinding must not be null; use TransactionBinding.NONE for none");
+            return this;
+        }
+
+        /**
+         * Adds a {@link JobInterceptor} around this node's enqueues, schedule firings and attempts. Several
+         * run in the order added on the way in, in reverse on the way out.
+         */
+        public Builder interceptor(JobInterceptor interceptor) {
+            interceptors.add(Objects.requireNonNull(interceptor, "interceptor must not be null"));
             return this;
         }
 

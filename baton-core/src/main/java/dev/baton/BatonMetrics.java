@@ -33,7 +33,12 @@ public interface BatonMetrics {
          */
         SELF_STOPPED,
         /** Still running after the drain timeout at shutdown: released to other nodes, not counted as an attempt. */
-        RELEASED
+        RELEASED,
+        /**
+         * The handler's own completion transaction failed at COMMIT: it may or may not have committed, and
+         * the job tells later. Seen by {@link JobInterceptor interceptors} only, never reported here.
+         */
+        UNKNOWN
     }
 
     /** This node became the leader of {@code lease} (a change of owner) under a new generation. */

@@ -1,6 +1,7 @@
 package dev.baton;
 
 import java.time.Duration;
+import java.util.Map;
 
 /** What a {@link JobHandler} gets for one attempt. */
 public interface JobContext {
@@ -27,6 +28,15 @@ public interface JobContext {
      * so a retried attempt does not repeat an effect the external system already applied.
      */
     String idempotencyKey();
+
+    /**
+     * What the job carries besides its payload, set at enqueue (see {@link JobRequest#metadata(String,
+     * String)}), often by {@link JobInterceptor interceptors}: trace context, tenant. Unmodifiable; empty if
+     * nothing was set.
+     */
+    default Map<String, String> metadata() {
+        return Map.of();
+    }
 
     /**
      * True when this attempt must stop: cancellation requested, the job's timeout passed, the worker

@@ -2,9 +2,13 @@ package dev.baton;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
-/** A job as stored. {@code errors} holds every error of every attempt, oldest first. */
+/**
+ * A job as stored. {@code errors} holds every error of every attempt, oldest first; {@code metadata} what
+ * was set at enqueue (see {@link JobRequest#metadata(String, String)}), empty if nothing.
+ */
 public record JobInfo(
         long id,
         String queue,
@@ -22,4 +26,5 @@ public record JobInfo(
         boolean cancelRequested,
         List<JobError> errors,
         Instant createdAt,
-        Optional<Instant> finishedAt) {}
+        Optional<Instant> finishedAt,
+        Map<String, String> metadata) {}

@@ -4,6 +4,9 @@ import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.job.JobStore;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -33,6 +36,13 @@ public final class JobRequest {
     /** 25 attempts with the default backoff span about a day and a half. */
     public static final int DEFAULT_MAX_ATTEMPTS = 25;
 
+    /** The longest metadata key. */
+    public static final int MAX_METADATA_KEY_LENGTH = 100;
+    /** The longest metadata value. */
+    public static final int MAX_METADATA_VALUE_LENGTH = 2000;
+    /** The most metadata entries one job carries. */
+    public static final int MAX_METADATA_ENTRIES = 32;
+
     /** The most attempts a job may be given. */
     public static final int MAX_ATTEMPTS_LIMIT = 1000;
 
@@ -51,6 +61,8 @@ public final class JobRequest {
 
     final String idempotencyKey;
     final String concurrencyKey;
+    /** Unmodifiable, in insertion order; empty unless set. */
+    final Map<String, String> metadata;
 
     private JobRequest(
             String kind,
@@ -62,7 +74,8 @@ public final class JobRequest {
             int maxAttempts,
             Duration timeout,
             String idempotencyKey,
-            String concurrencyKey) {
+            String concurrencyKey,
+            Map<String, String> metadata) {
         this.kind = kind;
         this.payload = payload;
         this.queue = queue;
@@ -73,12 +86,14 @@ public final class JobRequest {
         this.timeout = timeout;
         this.idempotencyKey = idempotencyKey;
         this.concurrencyKey = concurrencyKey;
+        this.metadata = metadata;
     }
 
     /** A job of {@code kind} (1 to 200 characters) with a payload the codec can encode (may be null). */
     public static JobRequest of(String kind, Object payload) {
         Identifiers.name("job kind", kind);
-        return new JobRequest(kind, payload, null, DEFAULT_PRIORITY, null, Duration.ZERO, 0, null, null, null);
+        return new JobRequest(
+                kind, payload, null, DEFAULT_PRIORITY, null, Duration.ZERO, 0, null, null, null, Map.of());
     }
 
     /** This request on {@code queue} (see {@link #QUEUE_NAME}); default: the kind's {@link JobDefaults}, else {@value #DEFAULT_QUEUE}. */
@@ -93,7 +108,8 @@ public final class JobRequest {
                 maxAttempts,
                 timeout,
                 idempotencyKey,
-                concurrencyKey);
+                concurrencyKey,
+                metadata);
     }
 
     /** 0 (runs first) to 100 (runs last); default 50. */
@@ -103,7 +119,17 @@ public final class JobRequest {
                     + MAX_PRIORITY + " (last), but was " + priority);
         }
         return new JobRequest(
-                kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                delay,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
+                concurrencyKey,
+                metadata);
     }
 
     /** Not before this instant (compared with the database clock). Replaces any delay. */
@@ -118,21 +144,42 @@ public final class JobRequest {
                 maxAttempts,
                 timeout,
                 idempotencyKey,
-                concurrencyKey);
+                concurrencyKey,
+                metadata);
     }
 
     /** Not before this long after enqueue, on the database clock. Replaces any run-at. */
     public JobRequest delay(Duration delay) {
         Checks.requirePositive("delay", delay, true);
         return new JobRequest(
-                kind, payload, queue, priority, null, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
+                kind,
+                payload,
+                queue,
+                priority,
+                null,
+                delay,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
+                concurrencyKey,
+                metadata);
     }
 
     /** How many attempts in all (1 to 1000); default: the kind's {@link JobDefaults}, else 25. */
     public JobRequest maxAttempts(int maxAttempts) {
         validMaxAttempts(maxAttempts);
         return new JobRequest(
-                kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                delay,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
+                concurrencyKey,
+                metadata);
     }
 
     /**
@@ -142,7 +189,17 @@ public final class JobRequest {
     public JobRequest timeout(Duration timeout) {
         Checks.requirePositive("timeout", timeout, false);
         return new JobRequest(
-                kind, payload, queue, priority, runAt, delay, maxAttempts, timeout, idempotencyKey, concurrencyKey);
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                delay,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
+                concurrencyKey,
+                metadata);
     }
 
     /**
@@ -160,7 +217,8 @@ public final class JobRequest {
                 maxAttempts,
                 timeout,
                 Identifiers.name("idempotencyKey", key),
-                concurrencyKey);
+                concurrencyKey,
+                metadata);
     }
 
     /** At most one job with this key runs at a time, across all nodes. 1 to 200 characters. */
@@ -175,7 +233,50 @@ public final class JobRequest {
                 maxAttempts,
                 timeout,
                 idempotencyKey,
-                Identifiers.name("concurrencyKey", key));
+                Identifiers.name("concurrencyKey", key),
+                metadata);
+    }
+
+    /**
+     * This request with one more metadata entry (replacing any value the key had): a string the job
+     * carries from enqueue to every attempt, read with {@link JobContext#metadata()} and shown by
+     * {@link JobInfo#metadata()}. For what travels with a job but is not its payload: trace context,
+     * tenant, who enqueued it. Keys: 1 to {@value #MAX_METADATA_KEY_LENGTH} characters; values: at most
+     * {@value #MAX_METADATA_VALUE_LENGTH} characters; at most {@value #MAX_METADATA_ENTRIES} entries.
+     */
+    public JobRequest metadata(String key, String value) {
+        if (key == null || key.isEmpty() || key.length() > MAX_METADATA_KEY_LENGTH) {
+            throw new IllegalArgumentException("metadata key must be 1 to " + MAX_METADATA_KEY_LENGTH
+                    + " characters, but was " + (key == null ? "null" : key.length() + " characters"));
+        }
+        if (value == null || value.length() > MAX_METADATA_VALUE_LENGTH) {
+            throw new IllegalArgumentException("metadata value of '" + key + "' must be a string of at most "
+                    + MAX_METADATA_VALUE_LENGTH + " characters, but was "
+                    + (value == null ? "null" : value.length() + " characters"));
+        }
+        Map<String, String> more = new LinkedHashMap<>(metadata);
+        more.put(key, value);
+        if (more.size() > MAX_METADATA_ENTRIES) {
+            throw new IllegalArgumentException("a job carries at most " + MAX_METADATA_ENTRIES
+                    + " metadata entries; adding '" + key + "' would make " + more.size());
+        }
+        return new JobRequest(
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                delay,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
+                concurrencyKey,
+                Collections.unmodifiableMap(more));
+    }
+
+    /** This request's metadata (unmodifiable; empty unless set with {@link #metadata(String, String)}). */
+    public Map<String, String> metadata() {
+        return metadata;
     }
 
     /** The job kind this request enqueues. */
@@ -203,7 +304,8 @@ public final class JobRequest {
                 maxAttempts != 0 ? maxAttempts : d.maxAttempts(),
                 timeout != null ? timeout : d.timeout(),
                 idempotencyKey,
-                concurrencyKey);
+                concurrencyKey,
+                metadata);
     }
 
     static int validMaxAttempts(int maxAttempts) {
@@ -224,7 +326,7 @@ public final class JobRequest {
     }
 
     /** This request with its payload encoded, as the job store takes it. */
-    JobStore.Encoded encoded(String payloadJson) {
+    JobStore.Encoded encoded(String payloadJson, String metadataJson) {
         return new JobStore.Encoded(
                 queueName(),
                 kind,
@@ -235,6 +337,7 @@ public final class JobRequest {
                 maxAttempts != 0 ? maxAttempts : DEFAULT_MAX_ATTEMPTS,
                 timeout,
                 concurrencyKey,
-                idempotencyKey);
+                idempotencyKey,
+                metadataJson);
     }
 }

@@ -3,6 +3,8 @@ package dev.baton;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.Interceptors;
+import dev.baton.internal.job.JobMetadata;
 import dev.baton.internal.job.JobStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -33,9 +35,11 @@ public final class Jobs {
     private final TransactionBinding binding;
     /** Per-kind defaults (see {@link Baton.Builder#jobDefaults}). */
     private final Map<String, JobDefaults> kindDefaults;
+    /** The node's job interceptors (see {@link JobInterceptor}). */
+    private final Interceptors interceptors;
 
     Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes) {
-        this(dataSource, store, codec, maxPayloadBytes, TransactionBinding.NONE, Map.of());
+        this(dataSource, store, codec, maxPayloadBytes, TransactionBinding.NONE, Map.of(), Interceptors.NONE);
     }
 
     Jobs(
@@ -44,7 +48,9 @@ public final class Jobs {
             PayloadCodec codec,
             int maxPayloadBytes,
             TransactionBinding binding,
-            Map<String, JobDefaults> kindDefaults) {
+            Map<String, JobDefaults> kindDefaults,
+            Interceptors interceptors) {
+        this.interceptors = interceptors;
         this.db = Db.of(dataSource);
         this.binding = binding;
         this.kindDefaults = Map.copyOf(kindDefaults);
@@ -67,13 +73,18 @@ public final class Jobs {
      * @throws IllegalArgumentException if the payload cannot be encoded or is too large
      */
     public EnqueueResult enqueue(JobRequest request) {
-        JobStore.Encoded e = encode(request);
+        Objects.requireNonNull(request, "request");
         try {
-            Optional<Connection> open = binding.current(db.dataSource());
-            if (open.isPresent()) {
-                return store.enqueueOne(open.get(), e);
-            }
-            return db.call("an enqueue of a '" + request.kind + "' job", c -> store.enqueueOne(c, e));
+            return write(List.of(request), encoded -> {
+                        Optional<Connection> open = binding.current(db.dataSource());
+                        if (open.isPresent()) {
+                            return List.of(store.enqueueOne(open.get(), encoded.get(0)));
+                        }
+                        EnqueueResult one = db.call(
+                                "an enqueue of a '" + request.kind + "' job", c -> store.enqueueOne(c, encoded.get(0)));
+                        return List.of(one);
+                    })
+                    .get(0);
         } catch (SQLException ex) {
             throw failure("enqueue of a '" + request.kind + "' job", ex);
         }
@@ -85,7 +96,9 @@ public final class Jobs {
      * commits nor rolls back here: the caller's transaction decides.
      */
     public EnqueueResult enqueue(Connection transaction, JobRequest request) throws SQLException {
-        return store.enqueueOne(transaction, encode(request));
+        Objects.requireNonNull(request, "request");
+        return write(List.of(request), encoded -> List.of(store.enqueueOne(transaction, encoded.get(0))))
+                .get(0);
     }
 
     /**
@@ -97,18 +110,20 @@ public final class Jobs {
      *                                 idempotency keys to find out without enqueuing twice)
      */
     public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
-        List<JobStore.Encoded> encoded = encodeAll(requests);
+        checkBatch(requests);
         try {
-            Optional<Connection> open = binding.current(db.dataSource());
-            if (open.isPresent()) {
-                return store.enqueueBatch(open.get(), encoded);
-            }
-            // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
-            // so that a failed lookup never reports as failed a batch that was committed.
-            return db.transaction(
-                    "a batch enqueue of " + requests.size() + " jobs",
-                    ". Retry with the same idempotency keys to find out",
-                    c -> store.enqueueBatch(c, encoded));
+            return write(requests, encoded -> {
+                Optional<Connection> open = binding.current(db.dataSource());
+                if (open.isPresent()) {
+                    return store.enqueueBatch(open.get(), encoded);
+                }
+                // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
+                // so that a failed lookup never reports as failed a batch that was committed.
+                return db.transaction(
+                        "a batch enqueue of " + requests.size() + " jobs",
+                        ". Retry with the same idempotency keys to find out",
+                        c -> store.enqueueBatch(c, encoded));
+            });
         } catch (SQLException ex) {
             throw failure("batch enqueue of " + requests.size() + " jobs", ex);
         }
@@ -116,7 +131,8 @@ public final class Jobs {
 
     /** Enqueues many jobs on the caller's connection, inside its transaction if one is open. */
     public List<EnqueueResult> enqueueAll(Connection transaction, List<JobRequest> requests) throws SQLException {
-        return store.enqueueBatch(transaction, encodeAll(requests));
+        checkBatch(requests);
+        return write(requests, encoded -> store.enqueueBatch(transaction, encoded));
     }
 
     /** The job, with every error of every attempt. */
@@ -200,21 +216,49 @@ public final class Jobs {
         }
     }
 
-    private List<JobStore.Encoded> encodeAll(List<JobRequest> requests) {
+    /** A write of encoded jobs: one result per job, in order. */
+    @FunctionalInterface
+    private interface Write {
+        List<EnqueueResult> apply(List<JobStore.Encoded> encoded) throws SQLException;
+    }
+
+    /**
+     * Passes the requests through the interceptors, encodes them and writes them; the interceptors then
+     * see each result, or the failure.
+     */
+    private List<EnqueueResult> write(List<JobRequest> requests, Write write) throws SQLException {
+        List<JobRequest> intercepted = interceptors.beforeEnqueue(requests);
+        List<JobStore.Encoded> encoded = new ArrayList<>(intercepted.size());
+        for (JobRequest r : intercepted) {
+            encoded.add(encode(r));
+        }
+        if (interceptors.isEmpty()) {
+            return write.apply(encoded);
+        }
+        List<EnqueueResult> results = null;
+        Throwable failure = null;
+        try {
+            results = write.apply(encoded);
+            return results;
+        } catch (SQLException | RuntimeException | Error e) {
+            failure = e;
+            throw e;
+        } finally {
+            interceptors.afterEnqueue(intercepted, results, failure);
+        }
+    }
+
+    private static void checkBatch(List<JobRequest> requests) {
         Objects.requireNonNull(requests, "requests");
         if (requests.isEmpty() || requests.size() > MAX_BATCH) {
             throw new IllegalArgumentException(
                     "a batch must hold 1 to " + MAX_BATCH + " jobs, but held " + requests.size());
         }
-        List<JobStore.Encoded> out = new ArrayList<>(requests.size());
         for (int i = 0; i < requests.size(); i++) {
-            JobRequest r = requests.get(i);
-            if (r == null) {
+            if (requests.get(i) == null) {
                 throw new IllegalArgumentException("job request " + i + " of the batch is null");
             }
-            out.add(encode(r));
         }
-        return out;
     }
 
     JobStore.Encoded encode(JobRequest request) {
@@ -238,7 +282,7 @@ public final class Jobs {
                     + "encoded; the limit is " + maxPayloadBytes + " bytes (WorkerConfig.maxPayloadBytes). Store "
                     + "large data elsewhere and pass a reference");
         }
-        return request.encoded(json);
+        return request.encoded(json, JobMetadata.json(request.metadata));
     }
 
     static List<JobError> errors(String json) {

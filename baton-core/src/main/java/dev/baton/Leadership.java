@@ -20,6 +20,7 @@ import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Runs a {@link LeaderTask} on at most one instance at a time: campaigns for a lease, runs the task
@@ -408,6 +409,10 @@ public final class Leadership implements AutoCloseable {
         }
 
         private void run() {
+            // The task's thread is its own: these stay for the whole term (see Mdc).
+            MDC.put(Mdc.NODE, owner);
+            MDC.put(Mdc.LEASE, name);
+            MDC.put(Mdc.GENERATION, Long.toString(grant.generation()));
             try {
                 hooks.reach(Hooks.Points.TASK_BEFORE_RUN);
                 task.run(this);

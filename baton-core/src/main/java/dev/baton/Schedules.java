@@ -96,7 +96,7 @@ public final class Schedules {
         if (!job.allowOverlap()) {
             r = r.concurrencyKey(ScheduleKeys.concurrencyKey(name));
         }
-        return jobStore.enqueueOne(c, r.encoded(job.payload()));
+        return jobStore.enqueueOne(c, r.encoded(job.payload(), null));
     }
 
     private boolean setPaused(String name, boolean paused) {

@@ -10,7 +10,7 @@ class RetryPolicyDefaultsTest {
     @Test
     void defaultsAreAsDocumented() {
         assertThat(JobRequest.DEFAULT_MAX_ATTEMPTS).isEqualTo(25);
-        assertThat(JobRequest.of("x", null).encoded("null").maxAttempts()).isEqualTo(25);
+        assertThat(JobRequest.of("x", null).encoded("null", null).maxAttempts()).isEqualTo(25);
         assertThat(RetryPolicy.DEFAULT)
                 .isEqualTo(new RetryPolicy(Duration.ofSeconds(1), 2.0, Duration.ofHours(1), 0.2));
         RetryPolicy noJitter = new RetryPolicy(Duration.ofSeconds(1), 2.0, Duration.ofHours(1), 0.0);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.Interceptors;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.schedule.Scheduler;
@@ -57,7 +58,8 @@ class ScheduleIsolationTest extends ScheduleTestSupport {
                         failed.add(schedule);
                     }
                 },
-                System::nanoTime);
+                System::nanoTime,
+                Interceptors.NONE);
 
         awaitDbClock(nextRunAt("tick"));
         assertThat(scheduler.fireDue()).as("tick fired").isGreaterThanOrEqualTo(1);

@@ -1,6 +1,7 @@
 package dev.baton;
 
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.Interceptors;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.notify.Notifier;
@@ -73,7 +74,8 @@ abstract class ScheduleTestSupport extends DbTest {
                 app,
                 "0",
                 BatonMetrics.NONE,
-                System::nanoTime);
+                System::nanoTime,
+                Interceptors.NONE);
     }
 
     /** Holds the scheduler's leader lease for the rest of the test, so no node fires: the test does. */

@@ -8,10 +8,10 @@
 -- notification is sent at commit, so workers wake only for committed jobs. :run_at null means now.
 WITH ins AS (
     INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
-                               concurrency_key, idempotency_key)
+                               concurrency_key, idempotency_key, metadata)
     VALUES (:queue, :kind, :payload::jsonb, :priority, 'available',
             coalesce(:run_at::timestamptz, clock_timestamp()) + :delay_ms * interval '1 millisecond',
-            :max_attempts, :timeout_ms, :concurrency_key, :idempotency_key)
+            :max_attempts, :timeout_ms, :concurrency_key, :idempotency_key, :metadata::jsonb)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, queue
 )
@@ -22,15 +22,15 @@ SELECT id, pg_notify(:channel, queue) IS NULL AS notified FROM ins
 WITH input AS (
     SELECT * FROM unnest(:queues::text[], :kinds::text[], :payloads::text[], :priorities::smallint[],
                          :run_ats::timestamptz[], :delays_ms::bigint[], :max_attempts::int[], :timeouts_ms::bigint[],
-                         :concurrency_keys::text[], :idempotency_keys::text[])
+                         :concurrency_keys::text[], :idempotency_keys::text[], :metadata::text[])
              WITH ORDINALITY AS t(queue, kind, payload, priority, run_at, delay_ms, max_attempts, timeout_ms,
-                                  concurrency_key, idempotency_key, ord)
+                                  concurrency_key, idempotency_key, metadata, ord)
 ), ins AS (
     INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
-                               concurrency_key, idempotency_key)
+                               concurrency_key, idempotency_key, metadata)
     SELECT queue, kind, payload::jsonb, priority, 'available',
            coalesce(run_at, clock_timestamp()) + delay_ms * interval '1 millisecond',
-           max_attempts, timeout_ms, concurrency_key, idempotency_key
+           max_attempts, timeout_ms, concurrency_key, idempotency_key, metadata::jsonb
       FROM input ORDER BY ord
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, queue, idempotency_key
@@ -77,7 +77,7 @@ UPDATE ${schema}.job j
  WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_attempts, j.attempt_token,
           j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at,
-          (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms
+          (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms, j.metadata::text AS metadata
 
 -- name: heartbeat
 -- Extends the leases of running attempts. Rows locked by their own completion transaction (which
@@ -204,7 +204,7 @@ RETURNING id
 -- name: get
 SELECT id, queue, kind, payload::text AS payload, priority, state, run_at, attempt, max_attempts, timeout_ms,
        claimed_by, concurrency_key, idempotency_key, stall_count, cancel_requested, errors::text AS errors,
-       created_at, attempted_at, finished_at, lease_expires_at
+       created_at, attempted_at, finished_at, lease_expires_at, metadata::text AS metadata
   FROM ${schema}.job WHERE id = :id
 
 -- name: prune

@@ -36,6 +36,8 @@ public final class AttemptOutcome {
     public Runnable free;
     /** Signalled once per batch after the slots are freed (the claimer of the attempt's queue); null: none. */
     public Notifier.Subscription wake;
+    /** Told after the batch whether this outcome was recorded (interceptors' callbacks); null: none. */
+    public java.util.function.Consumer<Boolean> whenRecorded;
 
     private AttemptOutcome(Kind kind, long id, long token, String error, Long delayMs) {
         this.kind = kind;

@@ -95,6 +95,9 @@ public final class JobCompleter extends Service {
                 if (o.free != null) {
                     o.free.run();
                 }
+                if (o.whenRecorded != null) {
+                    o.whenRecorded.accept(o.recorded);
+                }
                 if (o.wake != null && !wakes.contains(o.wake)) {
                     wakes.add(o.wake);
                 }

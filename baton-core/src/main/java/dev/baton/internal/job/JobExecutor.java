@@ -3,6 +3,7 @@ package dev.baton.internal.job;
 import dev.baton.AttemptLostException;
 import dev.baton.BatonMetrics;
 import dev.baton.JobHandler;
+import dev.baton.Mdc;
 import dev.baton.PayloadCodec;
 import dev.baton.RetryPolicy;
 import dev.baton.UnknownOutcomeException;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Runs claimed attempts on the calling (handler) thread: decodes the payload, calls the handler, maps
@@ -31,6 +33,7 @@ public final class JobExecutor {
     private final Hooks hooks;
     private final LongSupplier ticker;
     private final BatonMetrics metrics;
+    private final Interceptors interceptors;
 
     public JobExecutor(
             Map<String, Registration<?>> handlers,
@@ -39,7 +42,9 @@ public final class JobExecutor {
             JobCompleter completer,
             Hooks hooks,
             LongSupplier ticker,
-            BatonMetrics metrics) {
+            BatonMetrics metrics,
+            Interceptors interceptors) {
+        this.interceptors = interceptors;
         this.handlers = Map.copyOf(handlers);
         this.nodeId = nodeId;
         this.codec = codec;
@@ -58,18 +63,54 @@ public final class JobExecutor {
      */
     public boolean execute(RunningAttempt a, Runnable freeSlot, Notifier.Subscription claimer) {
         a.thread = Thread.currentThread();
-        AttemptOutcome outcome;
+        if (a.stopReason != null) {
+            a.finish();
+            return false; // drained or lost before it started
+        }
         long started = ticker.getAsLong();
+        Interceptors.Run run;
+        MDC.put(Mdc.NODE, nodeId);
+        MDC.put(Mdc.JOB_ID, Long.toString(a.job.id()));
+        MDC.put(Mdc.JOB_KIND, a.job.kind());
+        MDC.put(Mdc.JOB_QUEUE, a.job.queue());
+        MDC.put(Mdc.JOB_ATTEMPT, Integer.toString(a.job.attempt()));
         try {
-            if (a.stopReason != null) {
-                return false; // drained or lost before it started
-            }
+            run = interceptors.execute(a, () -> attempt(a), e -> refused(a, e));
+        } finally {
+            a.finish(); // also when an interceptor refused the attempt before the handler ran
+            Thread.interrupted(); // never leak an interrupt into the next job on this thread
+            MDC.remove(Mdc.NODE);
+            MDC.remove(Mdc.JOB_ID);
+            MDC.remove(Mdc.JOB_KIND);
+            MDC.remove(Mdc.JOB_QUEUE);
+            MDC.remove(Mdc.JOB_ATTEMPT);
+        }
+        Interceptors.Attempted result = run.result();
+        if (result.reported() != BatonMetrics.JobOutcome.UNKNOWN) {
+            metrics.jobFinished(
+                    a.job.queue(), a.job.kind(), result.reported(), Duration.ofNanos(ticker.getAsLong() - started));
+        }
+        AttemptOutcome outcome = result.outcome();
+        if (outcome == null) {
+            // Completed in its own transaction (recorded), or nothing will be recorded.
+            run.recorded(a.completedInTransaction);
+            return false;
+        }
+        outcome.free = freeSlot;
+        outcome.wake = claimer;
+        outcome.whenRecorded = run.whenRecorded();
+        completer.add(outcome);
+        return true;
+    }
+
+    /** Runs the handler and decides the outcome to record; writes nothing. */
+    private Interceptors.Attempted attempt(RunningAttempt a) {
+        AttemptOutcome outcome;
+        try {
             outcome = runHandler(a);
         } finally {
             a.finish();
-            Thread.interrupted(); // never leak an interrupt into the next job on this thread
         }
-        Duration ran = Duration.ofNanos(ticker.getAsLong() - started);
         StopReason stop = a.stopReason;
         if (stop != null
                 && !a.completedInTransaction
@@ -98,23 +139,21 @@ public final class JobExecutor {
                 case LOST, DEADLINE -> null;
             };
         }
-        report(a, outcome, ran);
-        if (outcome == null) {
-            return false;
-        }
-        outcome.free = freeSlot;
-        outcome.wake = claimer;
-        completer.add(outcome);
-        return true;
+        return new Interceptors.Attempted(outcome, reported(a, outcome), a.failure);
     }
 
-    /** Reports how the attempt ended (as decided here; the recording follows in the completer). */
-    private void report(RunningAttempt a, AttemptOutcome outcome, Duration ran) {
-        BatonMetrics.JobOutcome reported;
+    /** An interceptor threw before the handler ran: the attempt fails as if the handler had thrown it. */
+    private Interceptors.Attempted refused(RunningAttempt a, Throwable e) {
+        AttemptOutcome outcome = retryOrFail(a, error(a, e));
+        return new Interceptors.Attempted(outcome, reported(a, outcome), e);
+    }
+
+    /** How the attempt ended, as reported (the recording follows in the completer). */
+    private BatonMetrics.JobOutcome reported(RunningAttempt a, AttemptOutcome outcome) {
         if (a.completedInTransaction) {
-            reported = BatonMetrics.JobOutcome.SUCCEEDED;
+            return BatonMetrics.JobOutcome.SUCCEEDED;
         } else if (outcome != null) {
-            reported = switch (outcome.kind) {
+            return switch (outcome.kind) {
                 case SUCCESS -> BatonMetrics.JobOutcome.SUCCEEDED;
                 case RETRY ->
                     a.job.attempt() < a.job.maxAttempts()
@@ -125,13 +164,11 @@ public final class JobExecutor {
                 case RELEASE -> BatonMetrics.JobOutcome.RELEASED;
             };
         } else if (a.stopReason == StopReason.LOST || a.stopReason == StopReason.DEADLINE) {
-            reported = BatonMetrics.JobOutcome.SELF_STOPPED;
+            return BatonMetrics.JobOutcome.SELF_STOPPED;
         } else if (a.stopReason == StopReason.DRAIN) {
-            reported = BatonMetrics.JobOutcome.RELEASED;
-        } else {
-            return; // unknown outcome of its own transaction: the job tells later
+            return BatonMetrics.JobOutcome.RELEASED;
         }
-        metrics.jobFinished(a.job.queue(), a.job.kind(), reported, ran);
+        return BatonMetrics.JobOutcome.UNKNOWN; // its own transaction's outcome is unknown: the job tells later
     }
 
     AttemptOutcome runHandler(RunningAttempt a) {
@@ -168,13 +205,16 @@ public final class JobExecutor {
             a.finishedUnaware = !a.observedStop && Thread.currentThread().isInterrupted();
             return a.completedInTransaction ? null : AttemptOutcome.success(a.job);
         } catch (JobHandler.PermanentFailure e) {
+            a.failure = e;
             return a.completedInTransaction ? null : AttemptOutcome.fail(a.job, error(a, e));
         } catch (UnknownOutcomeException | AttemptLostException e) {
+            a.failure = e;
             // The completion may or may not have committed, or the attempt is stale: write nothing;
             // if it did not commit, the lease expires and the job is rescued and run again.
             log.warn("job {} attempt {}: {}", a.job.id(), a.job.attempt(), e.getMessage());
             return null;
         } catch (Throwable e) {
+            a.failure = e;
             if (a.completedInTransaction) {
                 return null;
             }

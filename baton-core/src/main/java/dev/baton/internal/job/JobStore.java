@@ -66,7 +66,8 @@ public final class JobStore {
             int maxAttempts,
             Duration timeout,
             String concurrencyKey,
-            String idempotencyKey) {}
+            String idempotencyKey,
+            String metadataJson) {}
 
     /** A claimed attempt. */
     public record Claimed(
@@ -78,7 +79,8 @@ public final class JobStore {
             int maxAttempts,
             long token,
             Long timeoutMs,
-            long waitedMs) {}
+            long waitedMs,
+            String metadataJson) {}
 
     // ---------------------------------------------------------------- enqueue
 
@@ -96,6 +98,7 @@ public final class JobStore {
                         "timeout_ms", r.timeout() == null ? null : r.timeout().toMillis())
                 .setString("concurrency_key", r.concurrencyKey())
                 .setString("idempotency_key", r.idempotencyKey())
+                .setString("metadata", r.metadataJson())
                 .setString("channel", channel)) {
             ResultSet rs = q.query();
             if (rs.next()) {
@@ -118,6 +121,7 @@ public final class JobStore {
         Long[] timeouts = new Long[n];
         String[] concurrencyKeys = new String[n];
         String[] idempotencyKeys = new String[n];
+        String[] metadata = new String[n];
         for (int i = 0; i < n; i++) {
             Encoded r = batch.get(i);
             queues[i] = r.queue();
@@ -130,6 +134,7 @@ public final class JobStore {
             timeouts[i] = r.timeout() == null ? null : r.timeout().toMillis();
             concurrencyKeys[i] = r.concurrencyKey();
             idempotencyKeys[i] = r.idempotencyKey();
+            metadata[i] = r.metadataJson();
         }
         List<Long> createdIds = new ArrayList<>();
         Map<String, Long> createdByKey = new HashMap<>();
@@ -144,6 +149,7 @@ public final class JobStore {
                 .setArray("timeouts_ms", "int8", timeouts)
                 .setArray("concurrency_keys", "text", concurrencyKeys)
                 .setArray("idempotency_keys", "text", idempotencyKeys)
+                .setArray("metadata", "text", metadata)
                 .setString("channel", channel)) {
             ResultSet rs = q.query();
             while (rs.next()) {
@@ -228,7 +234,8 @@ public final class JobStore {
                             rs.getInt("max_attempts"),
                             rs.getLong("attempt_token"),
                             timeoutMs,
-                            rs.getLong("waited_ms")));
+                            rs.getLong("waited_ms"),
+                            rs.getString("metadata")));
                     metrics.jobClaimed(
                             queue, rs.getString("kind"), Duration.ofMillis(Math.max(0, rs.getLong("waited_ms"))));
                 }
@@ -382,7 +389,8 @@ public final class JobStore {
                         rs.getBoolean("cancel_requested"),
                         errors.apply(rs.getString("errors")),
                         Jdbc.instant(rs, "created_at"),
-                        Optional.ofNullable(Jdbc.instantOrNull(rs, "finished_at"))));
+                        Optional.ofNullable(Jdbc.instantOrNull(rs, "finished_at")),
+                        JobMetadata.parse(rs.getString("metadata"))));
             }
         }
     }

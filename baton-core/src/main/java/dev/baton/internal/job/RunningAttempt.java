@@ -9,6 +9,7 @@ import dev.baton.UnknownOutcomeException;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.service.Hooks;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -45,6 +46,10 @@ public final class RunningAttempt implements JobContext {
     public volatile boolean observedStop;
     /** The handler returned normally without having seen a stop that had arrived. */
     public volatile boolean finishedUnaware;
+    /** What the handler threw, if it threw (for interceptors). */
+    public volatile Throwable failure;
+
+    private Map<String, String> metadata;
 
     private final long halfLeaseNanos;
     private final Db db;
@@ -134,6 +139,16 @@ public final class RunningAttempt implements JobContext {
     @Override
     public String idempotencyKey() {
         return "baton-job-" + job.id();
+    }
+
+    @Override
+    public Map<String, String> metadata() {
+        Map<String, String> m = metadata;
+        if (m == null) {
+            m = JobMetadata.parse(job.metadataJson()); // read on first use: most handlers never ask
+            metadata = m;
+        }
+        return m;
     }
 
     @Override

@@ -84,7 +84,8 @@ public final class Worker {
             Hooks hooks,
             LongSupplier ticker,
             BatonMetrics metrics,
-            TransactionBinding binding) {
+            TransactionBinding binding,
+            Interceptors interceptors) {
         this.db = Db.of(dataSource);
         this.coordination = coordination;
         this.store = store;
@@ -99,7 +100,7 @@ public final class Worker {
         this.metrics = metrics;
         this.binding = binding;
         this.completer = new JobCompleter(db, store, hooks, ticker);
-        this.executor = new JobExecutor(handlers, nodeId, codec, completer, hooks, ticker, metrics);
+        this.executor = new JobExecutor(handlers, nodeId, codec, completer, hooks, ticker, metrics, interceptors);
         this.heartbeater = new JobHeartbeater(
                 running, coordination, store, hooks, config.jobLease(), config.heartbeatInterval(), ticker);
         this.unhandledKinds = new UnhandledKindWatch(

@@ -1,12 +1,15 @@
 package dev.baton.internal.schedule;
 
 import dev.baton.BatonMetrics;
+import dev.baton.EnqueueResult;
 import dev.baton.JobRequest;
 import dev.baton.Schedule;
 import dev.baton.UnknownOutcomeException;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.job.Interceptors;
 import dev.baton.internal.job.JobErrors;
+import dev.baton.internal.job.JobMetadata;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.notify.NotifiedService;
 import dev.baton.internal.notify.Notifier;
@@ -42,6 +45,13 @@ public final class Scheduler extends NotifiedService {
     public static final Duration ORPHAN_CHECK = Duration.ofMinutes(1);
     /** Instants far past any real schedule: a cron that never fires again parks here. */
     static final Instant NEVER = Instant.parse("9999-01-01T00:00:00Z");
+
+    /** The metadata entry naming the schedule that enqueued a job. */
+    public static final String SCHEDULE_METADATA = "baton.schedule";
+    /** The metadata entry holding the due instant a schedule's job was enqueued for (ISO-8601). */
+    public static final String DUE_METADATA = "baton.due";
+
+    private final Interceptors interceptors;
     /** The longest wait between passes while notifications arrive: polling is only a safety net then. */
     private static final Duration LISTENING_WAIT = Duration.ofSeconds(30);
 
@@ -66,8 +76,10 @@ public final class Scheduler extends NotifiedService {
             String app,
             String appVersion,
             BatonMetrics metrics,
-            LongSupplier ticker) {
+            LongSupplier ticker,
+            Interceptors interceptors) {
         super("baton-scheduler", ticker, notifier.subscribe(store.channel(), "changed"));
+        this.interceptors = interceptors;
         this.db = db;
         this.store = store;
         this.reconciler = new ScheduleReconciler(db, store);
@@ -205,6 +217,11 @@ public final class Scheduler extends NotifiedService {
 
     /** The job a schedule enqueues for one due instant, from its stored definition. */
     static JobStore.Encoded job(Definition d, Instant due) {
+        return job(d, due, null);
+    }
+
+    /** The same, carrying {@code metadataJson} (null: none). */
+    static JobStore.Encoded job(Definition d, Instant due, String metadataJson) {
         // Checked by the rules a declaration passes, with their messages: a row stored by another version
         // may break one of this version's.
         JobRequest.of(d.jobKind(), null).queue(d.queue()).priority(d.priority()).maxAttempts(d.maxAttempts());
@@ -218,7 +235,20 @@ public final class Scheduler extends NotifiedService {
                 d.maxAttempts(),
                 null,
                 d.allowOverlap() ? null : ScheduleKeys.concurrencyKey(d.name()),
-                ScheduleKeys.idempotencyKey(d.name(), due));
+                ScheduleKeys.idempotencyKey(d.name(), due),
+                metadataJson);
+    }
+
+    /**
+     * The firing as the interceptors see it: a request of the schedule's kind and queue with the schedule
+     * and the due instant as metadata. Only the metadata they return is taken.
+     */
+    private JobRequest intercepted(Definition d, Instant due) {
+        JobRequest r = JobRequest.of(d.jobKind(), null)
+                .queue(d.queue())
+                .metadata(SCHEDULE_METADATA, d.name())
+                .metadata(DUE_METADATA, due.toString());
+        return interceptors.beforeEnqueue(List.of(r)).get(0);
     }
 
     /** Fires one schedule in one transaction; returns how many jobs it enqueued (0 if another scheduler won). */
@@ -233,6 +263,7 @@ public final class Scheduler extends NotifiedService {
         for (Instant due : fired.instants()) {
             metrics.scheduleFired(d.name(), Duration.between(due, fired.now()));
         }
+        interceptors.afterEnqueue(fired.requests(), fired.results(), null);
         if (fired.dropped() > 0) {
             log.warn(
                     "schedule '{}': {} due instant(s) missed and dropped by misfire policy {}",
@@ -287,8 +318,14 @@ public final class Scheduler extends NotifiedService {
             }
             long dropped = instants.size() - fire.size() + (truncated ? 1 : 0);
             Long lastJob = null;
+            List<JobRequest> requests = new ArrayList<>(fire.size());
+            List<EnqueueResult> results = new ArrayList<>(fire.size());
             for (Instant due : fire) {
-                lastJob = jobStore.enqueueOne(c, job(d.definition(), due)).id();
+                JobRequest r = intercepted(d.definition(), due);
+                EnqueueResult result = jobStore.enqueueOne(c, job(d.definition(), due, JobMetadata.json(r.metadata())));
+                requests.add(r);
+                results.add(result);
+                lastJob = result.id();
             }
             boolean advanced = store.advance(
                     c,
@@ -303,11 +340,16 @@ public final class Scheduler extends NotifiedService {
                 // duplicates of its, by idempotency key, but there is no reason to keep them).
                 throw new LostRace();
             }
-            return new Fired(fire, now, dropped);
+            return new Fired(fire, now, dropped, requests, results);
         });
     }
 
-    private record Fired(List<Instant> instants, Instant now, long dropped) {}
+    private record Fired(
+            List<Instant> instants,
+            Instant now,
+            long dropped,
+            List<JobRequest> requests,
+            List<EnqueueResult> results) {}
 
     /** Another scheduler advanced the schedule first: roll this firing back. */
     private static final class LostRace extends SQLException {

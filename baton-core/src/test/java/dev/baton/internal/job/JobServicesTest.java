@@ -244,7 +244,8 @@ class JobServicesTest extends DbTest {
                 completer,
                 Hooks.NONE,
                 System::nanoTime,
-                BatonMetrics.NONE);
+                BatonMetrics.NONE,
+                Interceptors.NONE);
     }
 
     private long runningJobs() throws SQLException {
@@ -261,7 +262,8 @@ class JobServicesTest extends DbTest {
                 c.maxAttempts(),
                 c.token() + 1000,
                 c.timeoutMs(),
-                c.waitedMs());
+                c.waitedMs(),
+                c.metadataJson());
     }
 
     private void exec(String sql) throws SQLException {

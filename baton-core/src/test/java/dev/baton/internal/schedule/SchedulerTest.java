@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.baton.BatonMetrics;
 import dev.baton.DbTest;
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.Interceptors;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.notify.Notifier;
 import java.sql.Connection;
@@ -48,7 +49,8 @@ class SchedulerTest extends DbTest {
                 "svc",
                 "1",
                 BatonMetrics.NONE,
-                ticker);
+                ticker,
+                Interceptors.NONE);
     }
 
     /** A daily interval schedule of application svc, declared by {@code version}, first due at {@code next}. */
