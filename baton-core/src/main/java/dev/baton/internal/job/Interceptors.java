@@ -16,26 +16,27 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node's {@link JobInterceptor}s as one chain. With none registered every method returns at once,
- * so a node without interceptors pays one array-length check per enqueue and per attempt.
+ * so a node without interceptors pays one size check per enqueue and per attempt.
  */
 public final class Interceptors {
     private static final Logger log = LoggerFactory.getLogger(Interceptors.class);
 
     public static final Interceptors NONE = new Interceptors(List.of());
 
-    private final JobInterceptor[] chain;
+    /** Immutable and random-access. */
+    private final List<JobInterceptor> chain;
 
     public Interceptors(List<JobInterceptor> interceptors) {
-        this.chain = interceptors.toArray(new JobInterceptor[0]);
+        this.chain = List.copyOf(interceptors);
     }
 
     public boolean isEmpty() {
-        return chain.length == 0;
+        return chain.size() == 0;
     }
 
     /** Each request through every interceptor's {@code beforeEnqueue}, in order; the same list if none. */
     public List<JobRequest> beforeEnqueue(List<JobRequest> requests) {
-        if (chain.length == 0) {
+        if (chain.size() == 0) {
             return requests;
         }
         List<JobRequest> out = new ArrayList<>(requests.size());
@@ -55,13 +56,13 @@ public final class Interceptors {
     public void afterEnqueue(List<JobRequest> requests, List<EnqueueResult> results, Throwable failure) {
         for (int n = 0; n < requests.size(); n++) {
             EnqueueResult result = results == null ? null : results.get(n);
-            for (int k = chain.length - 1; k >= 0; k--) {
+            for (int k = chain.size() - 1; k >= 0; k--) {
                 try {
-                    chain[k].afterEnqueue(requests.get(n), result, failure);
+                    chain.get(k).afterEnqueue(requests.get(n), result, failure);
                 } catch (RuntimeException e) {
                     log.warn(
                             "{}.afterEnqueue failed; ignored: {}",
-                            chain[k].getClass().getName(),
+                            chain.get(k).getClass().getName(),
                             e.toString());
                 }
             }
@@ -120,16 +121,16 @@ public final class Interceptors {
         }
 
         private JobOutcome level(int index) {
-            if (index == chain.length) {
+            if (index == chain.size()) {
                 result = handler.get();
                 return result.reported();
             }
             Level next = new Level(index + 1);
             try {
-                chain[index].aroundExecution(job, next);
+                chain.get(index).aroundExecution(job, next);
                 if (!next.proceeded) {
-                    result = failed.apply(
-                            new IllegalStateException(chain[index].getClass().getName()
+                    result = failed.apply(new IllegalStateException(
+                            chain.get(index).getClass().getName()
                                     + ".aroundExecution returned without calling execution.proceed()"));
                 }
             } catch (RuntimeException | Error e) {
@@ -138,7 +139,7 @@ public final class Interceptors {
                 } else {
                     log.warn(
                             "{}.aroundExecution failed after the attempt ran; its outcome stands: {}",
-                            chain[index].getClass().getName(),
+                            chain.get(index).getClass().getName(),
                             e.toString());
                 }
             }
