@@ -12,6 +12,15 @@ module dev.baton.core {
 
     exports dev.baton;
 
+    // Test support: the helpers of baton-test (module dev.baton.test) run a node's jobs inline and fire its
+    // schedules as of a chosen instant; no other module reads these packages.
+    exports dev.baton.internal.testsupport to
+            dev.baton.test;
+    exports dev.baton.internal.job to
+            dev.baton.test;
+    exports dev.baton.internal.schedule to
+            dev.baton.test;
+
     // Job errors and node metadata are read into the API's records with Jackson.
     opens dev.baton to
             com.fasterxml.jackson.databind;

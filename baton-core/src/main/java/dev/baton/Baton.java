@@ -634,4 +634,54 @@ public final class Baton implements AutoCloseable {
             return new Baton(this);
         }
     }
+
+    // ---------------------------------------------------------------- test support
+
+    static {
+        // The helpers of baton-test drive a node's worker and scheduler through this, not through API.
+        dev.baton.internal.testsupport.TestSupport.install(new TestAccess());
+    }
+
+    /** What baton-test's helpers reach of a node (see {@code dev.baton.internal.testsupport.TestSupport}). */
+    private static final class TestAccess implements dev.baton.internal.testsupport.TestSupport.Access {
+        @Override
+        public dev.baton.internal.job.InlineExecution inline(Object node) {
+            Baton baton = (Baton) node;
+            if (baton.worker == null) {
+                throw new IllegalStateException("Baton node '" + baton.nodeId + "' has no worker, so no job handlers: "
+                        + "register them with Baton.Builder#handle and configure .worker(...)");
+            }
+            return baton.worker.inline();
+        }
+
+        @Override
+        public Scheduler scheduler(Object node) {
+            Baton baton = (Baton) node;
+            synchronized (baton) {
+                if (!baton.started && !baton.declared.isEmpty()) {
+                    baton.schedules.declare(baton.app, baton.appVersion, baton.declared);
+                }
+            }
+            return new Scheduler(
+                    Db.of(baton.dataSource),
+                    baton.schedules.store(),
+                    baton.jobStore,
+                    baton.notifier,
+                    WorkerConfig.DEFAULT_POLL_INTERVAL,
+                    baton.app,
+                    baton.appVersion,
+                    baton.metrics,
+                    baton.ticker);
+        }
+
+        @Override
+        public DataSource dataSource(Object node) {
+            return ((Baton) node).dataSource;
+        }
+
+        @Override
+        public PayloadCodec codec(Object node) {
+            return ((Baton) node).jobs.codec();
+        }
+    }
 }

@@ -314,4 +314,9 @@ public final class Jobs {
     private static BatonException failure(String what, SQLException e) {
         return new BatonException(what + " failed: " + e.getMessage(), e);
     }
+
+    /** The payload codec (test support: baton-test decodes enqueued payloads with it). */
+    PayloadCodec codec() {
+        return codec;
+    }
 }

@@ -311,3 +311,12 @@ SELECT u.kind, q.queue
   FROM unhandled u CROSS JOIN unnest(:queues::text[]) AS q(queue)
  WHERE EXISTS (SELECT 1 FROM ${schema}.job j WHERE j.state = 'available' AND j.kind = u.kind AND j.queue = q.queue)
  ORDER BY u.kind, q.queue
+
+-- name: make_due
+-- Test support (the inline runner of baton-test): available jobs of the given queues and kinds that are
+-- scheduled for later (a delay, a retry's backoff) become due now, so a test can run them without
+-- waiting. Only available rows: running and finished jobs are left as they are.
+UPDATE ${schema}.job
+   SET run_at = clock_timestamp()
+ WHERE state = 'available' AND queue = ANY (:queues::text[]) AND kind = ANY (:kinds::text[])
+   AND run_at > clock_timestamp()

@@ -160,3 +160,15 @@ SELECT pg_notify(:channel, 'changed')
 -- name: payload_normal
 -- A payload as jsonb prints it, so that a re-declared identical payload compares equal.
 SELECT :payload::jsonb::text AS payload
+
+-- name: due_as_of
+-- Test support (the schedule clock of baton-test): what "due" returns, as of :as_of instead of the
+-- database clock.
+SELECT name, spec_kind, spec, time_zone, job_kind, job_queue, job_payload::text AS job_payload, job_priority,
+       job_max_attempts, misfire_policy, catch_up_limit, misfire_threshold_ms, allow_overlap, next_run_at,
+       :as_of::timestamptz AS db_now
+  FROM ${schema}.schedule
+ WHERE enabled AND NOT paused AND next_run_at <= :as_of::timestamptz
+   AND (retry_at IS NULL OR retry_at <= :as_of::timestamptz)
+ ORDER BY next_run_at
+ LIMIT :limit

@@ -495,4 +495,15 @@ public final class JobStore {
     private static JobState state(String dbValue) {
         return JobState.valueOf(dbValue.toUpperCase(Locale.ROOT));
     }
+
+    /**
+     * Test support (the inline runner): makes the available jobs of {@code queues} and {@code kinds} that
+     * are scheduled for later due now; returns how many.
+     */
+    public int makeDue(Connection c, String[] queues, String[] kinds) throws SQLException {
+        try (SqlCall q =
+                sql.prepare(c, "make_due").setArray("queues", "text", queues).setArray("kinds", "text", kinds)) {
+            return q.update();
+        }
+    }
 }

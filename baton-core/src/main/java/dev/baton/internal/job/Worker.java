@@ -213,4 +213,30 @@ public final class Worker {
     public int pendingOutcomes() {
         return completer.pending();
     }
+
+    /**
+     * Test support (the inline runner of baton-test): an execution of this worker's handlers on the calling
+     * thread, with its own completer, never started. If this worker is started, it stops claiming first
+     * (for good; running jobs go on), so from then on only the caller runs this node's jobs.
+     */
+    public InlineExecution inline() {
+        synchronized (this) {
+            if (!stopped) {
+                stopClaiming();
+            }
+        }
+        JobCompleter own = new JobCompleter(db, store, hooks, ticker);
+        return new InlineExecution(
+                db,
+                store,
+                kinds,
+                config.queues().keySet(),
+                config.jobLease(),
+                nodeId,
+                hooks,
+                ticker,
+                binding,
+                new JobExecutor(handlers, nodeId, codec, own, hooks, ticker, metrics),
+                own);
+    }
 }

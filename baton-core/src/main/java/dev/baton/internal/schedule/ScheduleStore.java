@@ -379,4 +379,16 @@ public final class ScheduleStore {
                 rs.getLong("misfire_threshold_ms"),
                 rs.getBoolean("allow_overlap"));
     }
+
+    /** Test support: {@link #due} as of {@code asOf} instead of the database clock. */
+    public List<Due> dueAsOf(Connection c, int limit, Instant asOf) throws SQLException {
+        try (SqlCall q = sql.prepare(c, "due_as_of").setInt("limit", limit).setInstant("as_of", asOf)) {
+            ResultSet rs = q.query();
+            List<Due> out = new ArrayList<>();
+            while (rs.next()) {
+                out.add(new Due(definition(rs), Jdbc.instant(rs, "next_run_at"), Jdbc.instant(rs, "db_now")));
+            }
+            return out;
+        }
+    }
 }

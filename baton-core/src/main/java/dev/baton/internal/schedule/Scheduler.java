@@ -124,13 +124,18 @@ public final class Scheduler extends NotifiedService {
      * backoff, and the others fire on time.
      */
     public int fireDue() throws SQLException {
+        return fireDue(null);
+    }
+
+    /** {@link #fireDue()} as of {@code asOf}, or of the database clock when null. */
+    private int fireDue(Instant asOf) throws SQLException {
         int total = 0;
         while (true) {
-            List<Due> due = due();
+            List<Due> due = due(asOf);
             boolean skipped = false;
             for (Due d : due) {
                 try {
-                    total += fire(d);
+                    total += fire(d, asOf);
                 } catch (UnknownOutcomeException e) {
                     throw e; // the connection failed during COMMIT: a database problem, not this schedule's
                 } catch (SQLException e) {
@@ -182,8 +187,9 @@ public final class Scheduler extends NotifiedService {
         }
     }
 
-    private List<Due> due() throws SQLException {
-        return db.call("reading due schedules", c -> store.due(c, BATCH));
+    private List<Due> due(Instant asOf) throws SQLException {
+        return db.call(
+                "reading due schedules", c -> asOf == null ? store.due(c, BATCH) : store.dueAsOf(c, BATCH, asOf));
     }
 
     private long untilNextDueNanos() throws SQLException {
@@ -252,11 +258,11 @@ public final class Scheduler extends NotifiedService {
     }
 
     /** Fires one schedule in one transaction; returns how many jobs it enqueued (0 if another scheduler won). */
-    private int fire(Due d) throws SQLException {
+    private int fire(Due d, Instant asOf) throws SQLException {
         Schedule def = timing(d.definition());
         Fired fired;
         try {
-            fired = fireIn(d, def);
+            fired = fireIn(d, def, asOf);
         } catch (LostRace e) {
             return 0;
         }
@@ -275,9 +281,9 @@ public final class Scheduler extends NotifiedService {
     }
 
     /** The firing transaction: the jobs of the due instants, then the compare-and-set of next_run_at. */
-    private Fired fireIn(Due d, Schedule def) throws SQLException {
+    private Fired fireIn(Due d, Schedule def, Instant asOf) throws SQLException {
         return db.transaction("firing schedule '" + d.name() + "'", c -> {
-            Instant now = store.dbNow(c);
+            Instant now = asOf != null ? asOf : store.dbNow(c);
             List<Instant> instants = new ArrayList<>();
             Instant t = d.nextRunAt();
             boolean truncated = false;
@@ -356,5 +362,15 @@ public final class Scheduler extends NotifiedService {
         LostRace() {
             super("another scheduler fired this instant first");
         }
+    }
+
+    /**
+     * Test support (the schedule clock of baton-test): fires what is due as of {@code asOf} instead of the
+     * database clock, as a pass at that instant would (misfire policies judge lateness against it); returns
+     * the jobs enqueued. Their run time is the database clock's now, so they are due at once. An instant
+     * before the database clock fires nothing that the clock has not already made due.
+     */
+    public int fireDueAsOf(Instant asOf) throws SQLException {
+        return fireDue(java.util.Objects.requireNonNull(asOf, "asOf"));
     }
 }
