@@ -84,6 +84,9 @@ public final class Baton implements AutoCloseable {
     private final String app;
     private final String appVersion;
     private final BatonMetrics metrics;
+    /** The job interceptors of this node (see {@link Builder#interceptor}). */
+    private final Interceptors interceptors;
+
     private final List<Schedule> declared;
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
     /** Baton's own runner (maintenance and the scheduler), started with the node. */
@@ -125,7 +128,7 @@ public final class Baton implements AutoCloseable {
                 .hooks(hooks);
         this.jobStore = new JobStore(schema).metrics(metrics);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
-        Interceptors interceptors = new Interceptors(b.interceptors);
+        this.interceptors = new Interceptors(b.interceptors);
         this.jobs =
                 new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults, interceptors);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs);
@@ -671,7 +674,8 @@ public final class Baton implements AutoCloseable {
                     baton.app,
                     baton.appVersion,
                     baton.metrics,
-                    baton.ticker);
+                    baton.ticker,
+                    baton.interceptors);
         }
 
         @Override

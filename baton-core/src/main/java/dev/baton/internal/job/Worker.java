@@ -62,6 +62,7 @@ public final class Worker {
     private final LongSupplier ticker;
     private final BatonMetrics metrics;
     private final TransactionBinding binding;
+    private final Interceptors interceptors;
 
     private final Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
     private final List<JobProducer> queues = new ArrayList<>();
@@ -100,6 +101,7 @@ public final class Worker {
         this.metrics = metrics;
         this.binding = binding;
         this.completer = new JobCompleter(db, store, hooks, ticker);
+        this.interceptors = interceptors;
         this.executor = new JobExecutor(handlers, nodeId, codec, completer, hooks, ticker, metrics, interceptors);
         this.heartbeater = new JobHeartbeater(
                 running, coordination, store, hooks, config.jobLease(), config.heartbeatInterval(), ticker);
@@ -236,7 +238,7 @@ public final class Worker {
                 hooks,
                 ticker,
                 binding,
-                new JobExecutor(handlers, nodeId, codec, own, hooks, ticker, metrics),
+                new JobExecutor(handlers, nodeId, codec, own, hooks, ticker, metrics, interceptors),
                 own);
     }
 }
