@@ -65,17 +65,24 @@ public final class JobExecutor {
         a.thread = Thread.currentThread();
         if (a.stopReason != null) {
             a.finish();
+            Thread.interrupted(); // a stop may have interrupted this thread as it took the attempt
             return false; // drained or lost before it started
         }
         long started = ticker.getAsLong();
-        Interceptors.Run run;
+        Interceptors.Run run = null; // none without interceptors: nothing to allocate per attempt
+        Interceptors.Attempted result;
         MDC.put(Mdc.NODE, nodeId);
         MDC.put(Mdc.JOB_ID, Long.toString(a.job.id()));
         MDC.put(Mdc.JOB_KIND, a.job.kind());
         MDC.put(Mdc.JOB_QUEUE, a.job.queue());
         MDC.put(Mdc.JOB_ATTEMPT, Integer.toString(a.job.attempt()));
         try {
-            run = interceptors.execute(a, () -> attempt(a), e -> refused(a, e));
+            if (interceptors.isEmpty()) {
+                result = attempt(a);
+            } else {
+                run = interceptors.execute(a, () -> attempt(a), e -> refused(a, e));
+                result = run.result();
+            }
         } finally {
             a.finish(); // also when an interceptor refused the attempt before the handler ran
             Thread.interrupted(); // never leak an interrupt into the next job on this thread
@@ -85,7 +92,6 @@ public final class JobExecutor {
             MDC.remove(Mdc.JOB_QUEUE);
             MDC.remove(Mdc.JOB_ATTEMPT);
         }
-        Interceptors.Attempted result = run.result();
         if (result.reported() != BatonMetrics.JobOutcome.UNKNOWN) {
             metrics.jobFinished(
                     a.job.queue(), a.job.kind(), result.reported(), Duration.ofNanos(ticker.getAsLong() - started));
@@ -93,12 +99,14 @@ public final class JobExecutor {
         AttemptOutcome outcome = result.outcome();
         if (outcome == null) {
             // Completed in its own transaction (recorded), or nothing will be recorded.
-            run.recorded(a.completedInTransaction);
+            if (run != null) {
+                run.recorded(a.completedInTransaction);
+            }
             return false;
         }
         outcome.free = freeSlot;
         outcome.wake = claimer;
-        outcome.whenRecorded = run.whenRecorded();
+        outcome.whenRecorded = run == null ? null : run.whenRecorded();
         completer.add(outcome);
         return true;
     }
