@@ -39,6 +39,14 @@ public interface JobContext {
     }
 
     /**
+     * How long the job waited to be claimed for this attempt: from its due time to the claim, on the
+     * database's clock (zero when it was claimed on time or the context does not know).
+     */
+    default Duration waited() {
+        return Duration.ZERO;
+    }
+
+    /**
      * True when this attempt must stop: cancellation requested, the job's timeout passed, the worker
      * is shutting down past its drain timeout, or the attempt's lease could not be confirmed. The
      * handler's thread is interrupted too. Whatever the handler does after this, the attempt's

@@ -2,11 +2,14 @@ package dev.baton.spring;
 
 import dev.baton.Baton;
 import dev.baton.BatonMetrics;
+import dev.baton.JobInterceptor;
 import dev.baton.LeadershipConfig;
 import dev.baton.TransactionBinding;
 import dev.baton.WorkerConfig;
 import dev.baton.micrometer.BatonMicrometer;
+import dev.baton.micrometer.BatonObservation;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -23,12 +26,16 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 
 /**
  * Baton from the application's {@link DataSource}: a node built from {@code baton.*} properties, the
  * {@link BatonJob} and {@link BatonSchedule} beans, {@link BatonCustomizer}s and any {@link BatonMetrics}
- * beans (plus Micrometer when a {@link MeterRegistry} exists); started and drained with the context.
+ * beans (plus Micrometer when a {@link MeterRegistry} exists), the {@link JobInterceptor} beans in their
+ * {@code @Order} (plus {@link BatonObservation} when an {@link ObservationRegistry} exists: traces of jobs and
+ * leadership terms; {@code baton.tracing.enabled=false} turns it off); started and drained with the context.
  *
  * <p>Optional beans by name: {@code batonCoordinationDataSource} (a small pool for renewals and
  * heartbeats) and {@code batonListenDataSource} (direct connections for LISTEN; or set {@code baton.listen.url}).
@@ -39,11 +46,13 @@ import org.springframework.core.env.Environment;
             "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
             "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
             "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
             // The same auto-configurations under their Spring Boot 4 names (absent names are ignored).
             "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
             "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
             "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"
+            "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"
         })
 @ConditionalOnClass(Baton.class)
 @ConditionalOnBean(DataSource.class)
@@ -78,6 +87,7 @@ public class BatonAutoConfiguration {
             Environment environment,
             ObjectProvider<BatonMetrics> metrics,
             ObjectProvider<TransactionBinding> transactionBinding,
+            ObjectProvider<JobInterceptor> interceptors,
             ObjectProvider<BatonCustomizer> customizers) {
         DataSource main = dataSources.getIfAvailable();
         Baton.Builder b = Baton.builder(main);
@@ -107,6 +117,7 @@ public class BatonAutoConfiguration {
             b.metrics(all.size() == 1 ? all.get(0) : new CompositeMetrics(all));
         }
         transactionBinding.ifAvailable(b::transactionBinding);
+        interceptors.orderedStream().forEach(b::interceptor);
         customizers.orderedStream().forEach(c -> c.customize(b));
         return b.build();
     }
@@ -123,6 +134,30 @@ public class BatonAutoConfiguration {
         @ConditionalOnMissingBean
         TransactionBinding batonTransactionBinding() {
             return new SpringTransactionBinding();
+        }
+    }
+
+    /**
+     * With an {@link ObservationRegistry} (Spring Boot's actuator configures one, bridged to OpenTelemetry or
+     * Brave by Micrometer Tracing), jobs are observed: enqueue, execution and completion, continuing the
+     * enqueuer's trace on any node; and this node's leadership terms, through the composite metrics.
+     */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.observation.ObservationRegistry")
+    @ConditionalOnBean(ObservationRegistry.class)
+    @ConditionalOnProperty(prefix = "baton.tracing", name = "enabled", havingValue = "true", matchIfMissing = true)
+    static class Tracing {
+        /** First among the interceptors, so that the others (and their log lines) run inside its spans. */
+        @Bean
+        @ConditionalOnMissingBean
+        @Order(Ordered.HIGHEST_PRECEDENCE + 100)
+        BatonObservation batonObservation(ObjectProvider<ObservationRegistry> registry, BatonProperties properties) {
+            return new BatonObservation(registry.getObject(), properties.getNodeId());
+        }
+
+        @Bean
+        BatonMetrics batonLeadershipObservations(BatonObservation observation) {
+            return observation.leadershipEvents();
         }
     }
 

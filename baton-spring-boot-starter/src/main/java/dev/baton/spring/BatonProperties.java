@@ -31,6 +31,7 @@ public class BatonProperties {
     private final Maintenance maintenance = new Maintenance();
     private final SingleRunner singleRunner = new SingleRunner();
     private final Metrics metrics = new Metrics();
+    private final Tracing tracing = new Tracing();
 
     public boolean isEnabled() {
         return enabled;
@@ -102,6 +103,10 @@ public class BatonProperties {
 
     public Metrics getMetrics() {
         return metrics;
+    }
+
+    public Tracing getTracing() {
+        return tracing;
     }
 
     /** The application schedules belong to. */
@@ -358,6 +363,20 @@ public class BatonProperties {
 
         public void setQueueDepthRefresh(Duration queueDepthRefresh) {
             this.queueDepthRefresh = queueDepthRefresh;
+        }
+    }
+
+    /** Traces of jobs through the application's ObservationRegistry (Micrometer Tracing). */
+    public static class Tracing {
+        /** Whether to observe enqueues, executions, completions and leadership terms when an ObservationRegistry exists. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
         }
     }
 }

@@ -142,6 +142,11 @@ public final class RunningAttempt implements JobContext {
     }
 
     @Override
+    public Duration waited() {
+        return Duration.ofMillis(Math.max(0, job.waitedMs()));
+    }
+
+    @Override
     public Map<String, String> metadata() {
         Map<String, String> m = metadata;
         if (m == null) {
