@@ -227,18 +227,14 @@ public final class Jobs {
      * see each result, or the failure.
      */
     private List<EnqueueResult> write(List<JobRequest> requests, Write write) throws SQLException {
-        List<JobRequest> intercepted = interceptors.beforeEnqueue(requests);
-        List<JobStore.Encoded> encoded = new ArrayList<>(intercepted.size());
-        for (JobRequest r : intercepted) {
-            encoded.add(encode(r));
-        }
         if (interceptors.isEmpty()) {
-            return write.apply(encoded);
+            return write.apply(encodeEach(requests));
         }
+        List<JobRequest> intercepted = interceptors.beforeEnqueue(requests); // a refusal tells those who saw it
         List<EnqueueResult> results = null;
         Throwable failure = null;
         try {
-            results = write.apply(encoded);
+            results = write.apply(encodeEach(intercepted));
             return results;
         } catch (SQLException | RuntimeException | Error e) {
             failure = e;
@@ -246,6 +242,14 @@ public final class Jobs {
         } finally {
             interceptors.afterEnqueue(intercepted, results, failure);
         }
+    }
+
+    private List<JobStore.Encoded> encodeEach(List<JobRequest> requests) {
+        List<JobStore.Encoded> encoded = new ArrayList<>(requests.size());
+        for (JobRequest r : requests) {
+            encoded.add(encode(r));
+        }
+        return encoded;
     }
 
     private static void checkBatch(List<JobRequest> requests) {

@@ -161,7 +161,9 @@ class JobInterceptorTest extends DbTest {
     @Test
     void anInterceptorThatThrowsFailsTheAttemptOrRefusesTheEnqueue() throws Exception {
         List<String> ran = new CopyOnWriteArrayList<>();
+        List<String> calls = new CopyOnWriteArrayList<>();
         Baton b = closeLater(worker("t1")
+                        .interceptor(new Recording("rec", calls))
                         .interceptor(new JobInterceptor() {
                             @Override
                             public JobRequest beforeEnqueue(JobRequest job) {
@@ -183,6 +185,16 @@ class JobInterceptorTest extends DbTest {
                 .isInstanceOf(SecurityException.class);
         assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE kind = 'forbidden'"))
                 .isZero();
+        // Every beforeEnqueue that ran is paired with an afterEnqueue, also when the enqueue failed: after a
+        // later interceptor refused it, or when the payload cannot be encoded.
+        assertThat(calls)
+                .containsExactly(
+                        "rec.beforeEnqueue forbidden", "rec.afterEnqueue forbidden created=false failure=true");
+        calls.clear();
+        assertThatThrownBy(() -> b.jobs().enqueue(JobRequest.of("guarded", new Object())))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(calls)
+                .containsExactly("rec.beforeEnqueue guarded", "rec.afterEnqueue guarded created=false failure=true");
         long id = b.jobs()
                 .enqueue(JobRequest.of("guarded", new Item("y")).maxAttempts(1))
                 .id();

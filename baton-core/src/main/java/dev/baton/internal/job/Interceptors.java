@@ -41,11 +41,23 @@ public final class Interceptors {
         }
         List<JobRequest> out = new ArrayList<>(requests.size());
         for (JobRequest r : requests) {
-            for (JobInterceptor i : chain) {
-                r = i.beforeEnqueue(r);
-                if (r == null) {
-                    throw new IllegalStateException(i.getClass().getName() + ".beforeEnqueue returned null");
+            for (int k = 0; k < chain.size(); k++) {
+                JobRequest next;
+                try {
+                    next = chain.get(k).beforeEnqueue(r);
+                    if (next == null) {
+                        throw new IllegalStateException(
+                                chain.get(k).getClass().getName() + ".beforeEnqueue returned null");
+                    }
+                } catch (RuntimeException | Error e) {
+                    // Refused: whoever already saw a request of this enqueue hears that it failed.
+                    afterEnqueue(out, null, e);
+                    for (int j = k - 1; j >= 0; j--) {
+                        after(chain.get(j), r, null, e);
+                    }
+                    throw e;
                 }
+                r = next;
             }
             out.add(r);
         }
@@ -57,15 +69,16 @@ public final class Interceptors {
         for (int n = 0; n < requests.size(); n++) {
             EnqueueResult result = results == null ? null : results.get(n);
             for (int k = chain.size() - 1; k >= 0; k--) {
-                try {
-                    chain.get(k).afterEnqueue(requests.get(n), result, failure);
-                } catch (RuntimeException e) {
-                    log.warn(
-                            "{}.afterEnqueue failed; ignored: {}",
-                            chain.get(k).getClass().getName(),
-                            e.toString());
-                }
+                after(chain.get(k), requests.get(n), result, failure);
             }
+        }
+    }
+
+    private static void after(JobInterceptor i, JobRequest request, EnqueueResult result, Throwable failure) {
+        try {
+            i.afterEnqueue(request, result, failure);
+        } catch (RuntimeException e) {
+            log.warn("{}.afterEnqueue failed; ignored: {}", i.getClass().getName(), e.toString());
         }
     }
 

@@ -261,15 +261,22 @@ public final class Scheduler extends NotifiedService {
     private int fire(Due d, Instant asOf) throws SQLException {
         Schedule def = timing(d.definition());
         Fired fired;
+        // The requests the interceptors saw, so that each beforeEnqueue gets its afterEnqueue however the
+        // firing ends (rolled back when another scheduler won, or failed).
+        List<JobRequest> requests = new ArrayList<>();
         try {
-            fired = fireIn(d, def, asOf);
+            fired = fireIn(d, def, asOf, requests);
         } catch (LostRace e) {
+            interceptors.afterEnqueue(requests, null, e);
             return 0;
+        } catch (SQLException | RuntimeException e) {
+            interceptors.afterEnqueue(requests, null, e);
+            throw e;
         }
         for (Instant due : fired.instants()) {
             metrics.scheduleFired(d.name(), Duration.between(due, fired.now()));
         }
-        interceptors.afterEnqueue(fired.requests(), fired.results(), null);
+        interceptors.afterEnqueue(requests, fired.results(), null);
         if (fired.dropped() > 0) {
             log.warn(
                     "schedule '{}': {} due instant(s) missed and dropped by misfire policy {}",
@@ -281,8 +288,9 @@ public final class Scheduler extends NotifiedService {
     }
 
     /** The firing transaction: the jobs of the due instants, then the compare-and-set of next_run_at. */
-    private Fired fireIn(Due d, Schedule def, Instant asOf) throws SQLException {
+    private Fired fireIn(Due d, Schedule def, Instant asOf, List<JobRequest> requests) throws SQLException {
         return db.transaction("firing schedule '" + d.name() + "'", c -> {
+            requests.clear();
             Instant now = asOf != null ? asOf : store.dbNow(c);
             List<Instant> instants = new ArrayList<>();
             Instant t = d.nextRunAt();
@@ -324,12 +332,11 @@ public final class Scheduler extends NotifiedService {
             }
             long dropped = instants.size() - fire.size() + (truncated ? 1 : 0);
             Long lastJob = null;
-            List<JobRequest> requests = new ArrayList<>(fire.size());
             List<EnqueueResult> results = new ArrayList<>(fire.size());
             for (Instant due : fire) {
                 JobRequest r = intercepted(d.definition(), due);
-                EnqueueResult result = jobStore.enqueueOne(c, job(d.definition(), due, JobMetadata.json(r.metadata())));
                 requests.add(r);
+                EnqueueResult result = jobStore.enqueueOne(c, job(d.definition(), due, JobMetadata.json(r.metadata())));
                 results.add(result);
                 lastJob = result.id();
             }
@@ -346,16 +353,11 @@ public final class Scheduler extends NotifiedService {
                 // duplicates of its, by idempotency key, but there is no reason to keep them).
                 throw new LostRace();
             }
-            return new Fired(fire, now, dropped, requests, results);
+            return new Fired(fire, now, dropped, results);
         });
     }
 
-    private record Fired(
-            List<Instant> instants,
-            Instant now,
-            long dropped,
-            List<JobRequest> requests,
-            List<EnqueueResult> results) {}
+    private record Fired(List<Instant> instants, Instant now, long dropped, List<EnqueueResult> results) {}
 
     /** Another scheduler advanced the schedule first: roll this firing back. */
     private static final class LostRace extends SQLException {
