@@ -84,8 +84,8 @@ public final class BatonObservation implements JobInterceptor {
 
     /**
      * Enqueue observations between {@link #beforeEnqueue} and {@link #afterEnqueue}, by request instance.
-     * Weak keys: a request that never reaches {@code afterEnqueue} (a schedule firing another node won, a
-     * payload that cannot be encoded) does not stay here; its observation is never stopped.
+     * Baton pairs every {@code beforeEnqueue} with an {@code afterEnqueue}, also when the enqueue fails; the
+     * weak keys are a safety net against an interceptor chain that breaks that pairing.
      */
     private final Map<JobRequest, Observation> enqueues = Collections.synchronizedMap(new WeakHashMap<>());
 
