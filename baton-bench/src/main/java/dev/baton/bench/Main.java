@@ -23,6 +23,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("compare")) {
             return Compare.main(Arrays.copyOfRange(args, 1, args.length));
         }
+        if (args.length > 0 && args[0].equals("middleware")) {
+            return MiddlewareBench.main(Arrays.copyOfRange(args, 1, args.length));
+        }
         if (args.length == 0
                 || Arrays.asList(args).contains("-h")
                 || Arrays.asList(args).contains("--help")) {
@@ -30,7 +33,7 @@ public final class Main {
             return args.length == 0 ? 2 : 0;
         }
         if (!args[0].equals("jobs")) {
-            System.err.println("unknown benchmark '" + args[0] + "' (jobs or compare)\n\n" + Options.USAGE);
+            System.err.println("unknown benchmark '" + args[0] + "' (jobs, compare or middleware)\n\n" + Options.USAGE);
             return 2;
         }
         Options o;
