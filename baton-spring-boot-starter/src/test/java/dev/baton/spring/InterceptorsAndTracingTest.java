@@ -7,11 +7,14 @@ import dev.baton.BatonMetrics;
 import dev.baton.JobContext;
 import dev.baton.JobInterceptor;
 import dev.baton.JobRequest;
+import dev.baton.Leadership;
+import dev.baton.LeadershipConfig;
 import dev.baton.Mdc;
 import dev.baton.micrometer.BatonObservation;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -138,6 +141,36 @@ class InterceptorsAndTracingTest extends StarterTestSupport {
         // The context closed and the node with it: its maintenance term ended, observed through the
         // leadership events the starter added to the composite metrics.
         assertThat(observed).contains(BatonObservation.LEADERSHIP_TERM);
+    }
+
+    /** A leader task's thread carries the node, the lease and the generation of its term. */
+    @Test
+    void aLeaderTaskSeesItsLeaseAndGenerationInTheMdc() {
+        runner().withPropertyValues("baton.node-id=spring-leader").run(context -> {
+            Baton baton = context.getBean(Baton.class);
+            CompletableFuture<Map<String, String>> seen = new CompletableFuture<>();
+            try (Leadership leadership = baton.leadership(
+                    "mdc-lease",
+                    LeadershipConfig.builder()
+                            .leaseTtl(Duration.ofSeconds(1))
+                            .renewInterval(Duration.ofMillis(200))
+                            .build(),
+                    ctx -> {
+                        seen.complete(Map.of(
+                                Mdc.NODE, String.valueOf(MDC.get(Mdc.NODE)),
+                                Mdc.LEASE, String.valueOf(MDC.get(Mdc.LEASE)),
+                                Mdc.GENERATION, String.valueOf(MDC.get(Mdc.GENERATION))));
+                        while (!ctx.awaitCancellation(Duration.ofSeconds(1))) {
+                            // hold the term until the test closes the runner
+                        }
+                    })) {
+                leadership.start();
+                assertThat(seen.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                        .containsEntry(Mdc.NODE, "spring-leader")
+                        .containsEntry(Mdc.LEASE, "mdc-lease")
+                        .containsEntry(Mdc.GENERATION, "1");
+            }
+        });
     }
 
     @Test
