@@ -216,6 +216,57 @@ public final class Jobs {
         }
     }
 
+    /**
+     * Sets a cluster-wide job limit (replacing the values of the limit with the same {@link JobLimit#id()}),
+     * committed before this returns. A changed value holds for the next claim on every node; a limit on a
+     * queue that had none holds on every node within a second (each node rereads which limits exist once a
+     * second). Limits are enforced by the claimers of Baton 0.8 and later; see {@link JobLimit}.
+     */
+    public void setLimit(JobLimit limit) {
+        if (limit == null) {
+            throw new IllegalArgumentException("limit must not be null (build one with JobLimit.perQueue, perKind, "
+                    + "perMetadata or their rate variants)");
+        }
+        db.callUnchecked("setting job limit " + limit, c -> {
+            store.limits().upsert(c, row(limit));
+            return null;
+        });
+    }
+
+    /**
+     * Removes the limit with the same {@link JobLimit#id()} as {@code limit} (its values are ignored);
+     * returns whether there was one.
+     */
+    public boolean removeLimit(JobLimit limit) {
+        if (limit == null) {
+            throw new IllegalArgumentException("limit must not be null (build one with JobLimit.perQueue, perKind, "
+                    + "perMetadata or their rate variants)");
+        }
+        return db.callUnchecked(
+                "removing job limit " + limit.id(), c -> store.limits().delete(c, limit.id()));
+    }
+
+    /** Every job limit set, in {@link JobLimit#id()} order. */
+    public List<JobLimit> limits() {
+        List<JobLimit> out = new ArrayList<>();
+        for (var r : db.callUnchecked("reading job limits", c -> store.limits().list(c))) {
+            out.add(JobLimit.of(
+                    r.queue(), r.kind(), r.metadataKey(), r.maxRunning(), r.rateStarts(), r.rateWindowMs()));
+        }
+        return out;
+    }
+
+    static dev.baton.internal.job.JobLimitStore.Row row(JobLimit l) {
+        return new dev.baton.internal.job.JobLimitStore.Row(
+                l.id(),
+                l.queue().orElse(null),
+                l.kind().orElse(null),
+                l.metadataKey().orElse(null),
+                l.isRate() ? null : l.maxRunning().getAsInt(),
+                l.isRate() ? l.starts().getAsInt() : null,
+                l.window().map(java.time.Duration::toMillis).orElse(null));
+    }
+
     /** A write of encoded jobs: one result per job, in order. */
     @FunctionalInterface
     private interface Write {
