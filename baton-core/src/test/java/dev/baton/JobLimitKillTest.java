@@ -30,9 +30,9 @@ class JobLimitKillTest extends JobTestSupport {
      * a watcher polling the live holders of the queue throughout never sees more than one; after SIGKILL,
      * A is rescued and run again, and both jobs end succeeded.
      *
-     * <p>Protection removed to see it fail: the holders' count in claim_limited (the "used" CTE joined no
-     * job, so the room was always the full limit). The node in this JVM then started B at once while A
-     * was held: the watcher saw 2 running, and B's attempted_at was 1.9 s before A's lease end.
+     * <p>Protection removed to see it fail: the holders' count in claim_limited (the "used" CTE's join got
+     * {@code AND false}, so the room was always the full limit). The node in this JVM then started B while
+     * A was still held, and the assertion that B started at or after the end of A's lease failed.
      */
     @Test
     void J18_pausedHoldersPlaceFreesAfterItsLeaseOnTheDatabaseClockNotBeforeAndNeverTwice() throws Exception {
