@@ -90,9 +90,9 @@ class JobLimitKillTest extends JobTestSupport {
                     .as("live holders of the queue limited to 1")
                     .isEqualTo(1);
             assertThat(row(a).attempt())
-                    .as("A's attempts (the frozen one, then the rescue's)")
-                    .isEqualTo(2);
-            assertThat(row(a).stallCount()).isEqualTo(1);
+                    .as("A's attempts (the frozen one, then the rescue's; more if a loaded machine stalls one)")
+                    .isGreaterThanOrEqualTo(2);
+            assertThat(row(a).stallCount()).as("A's stalls").isGreaterThanOrEqualTo(1);
         } finally {
             stopWatch.set(true);
             child.destroyForcibly();
