@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.job.Interceptors;
+import dev.baton.internal.job.JobLimitStore;
 import dev.baton.internal.job.JobMetadata;
 import dev.baton.internal.job.JobStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -220,7 +222,7 @@ public final class Jobs {
      * Sets a cluster-wide job limit (replacing the values of the limit with the same {@link JobLimit#id()}),
      * committed before this returns. A changed value holds for the next claim on every node; a limit on a
      * queue that had none holds on every node within a second (each node rereads which limits exist once a
-     * second). Limits are enforced by the claimers of Baton 0.8 and later; see {@link JobLimit}.
+     * second). Only nodes of a Baton version that knows job limits enforce them; see {@link JobLimit}.
      */
     public void setLimit(JobLimit limit) {
         if (limit == null) {
@@ -256,15 +258,15 @@ public final class Jobs {
         return out;
     }
 
-    static dev.baton.internal.job.JobLimitStore.Row row(JobLimit l) {
-        return new dev.baton.internal.job.JobLimitStore.Row(
+    static JobLimitStore.Row row(JobLimit l) {
+        return new JobLimitStore.Row(
                 l.id(),
                 l.queue().orElse(null),
                 l.kind().orElse(null),
                 l.metadataKey().orElse(null),
                 l.isRate() ? null : l.maxRunning().getAsInt(),
                 l.isRate() ? l.starts().getAsInt() : null,
-                l.window().map(java.time.Duration::toMillis).orElse(null));
+                l.window().map(Duration::toMillis).orElse(null));
     }
 
     /** A write of encoded jobs: one result per job, in order. */
