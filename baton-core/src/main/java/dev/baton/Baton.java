@@ -88,6 +88,9 @@ public final class Baton implements AutoCloseable {
     private final Interceptors interceptors;
 
     private final List<Schedule> declared;
+    /** Job limits declared with {@link Builder#jobLimit}, set in the database at start. */
+    private final List<JobLimit> declaredLimits;
+
     private final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
     /** Baton's own runner (maintenance and the scheduler), started with the node. */
     private final Leadership maintenance;
@@ -122,6 +125,7 @@ public final class Baton implements AutoCloseable {
         this.app = b.app;
         this.appVersion = b.appVersion;
         this.declared = List.copyOf(b.schedules.values());
+        this.declaredLimits = List.copyOf(b.jobLimits.values());
         this.metrics = BatonMetrics.safe(b.metrics);
         this.primitives = new Coordination(dataSource, schema, leases, nodeId, ticker)
                 .metrics(metrics)
@@ -257,6 +261,7 @@ public final class Baton implements AutoCloseable {
         registrar.register();
         registrar.start();
         try {
+            declaredLimits.forEach(jobs::setLimit); // before the worker claims
             if (!declared.isEmpty()) {
                 schedules.declare(app, appVersion, declared);
             }
@@ -420,6 +425,7 @@ public final class Baton implements AutoCloseable {
         private BatonMetrics metrics = BatonMetrics.NONE;
         private TransactionBinding transactionBinding = TransactionBinding.NONE;
         private final List<JobInterceptor> interceptors = new ArrayList<>();
+        private final Map<String, JobLimit> jobLimits = new LinkedHashMap<>();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -623,6 +629,21 @@ public final class Baton implements AutoCloseable {
          */
         public Builder interceptor(JobInterceptor interceptor) {
             interceptors.add(Objects.requireNonNull(interceptor, "interceptor must not be null"));
+            return this;
+        }
+
+        /**
+         * Declares a cluster-wide job limit, set in the database when this node starts (before it claims),
+         * replacing the values of the limit with the same {@link JobLimit#id()}: the last node started with
+         * a declaration sets its values. Limits set this way are never removed by a node that no longer
+         * declares them: remove one with {@link Jobs#removeLimit}. See {@link JobLimit}.
+         */
+        public Builder jobLimit(JobLimit limit) {
+            if (limit == null) {
+                throw new IllegalArgumentException("limit must not be null (build one with JobLimit.perQueue, perKind, "
+                        + "perMetadata or their rate variants)");
+            }
+            jobLimits.put(limit.id(), limit);
             return this;
         }
 

@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.job.Interceptors;
+import dev.baton.internal.job.JobLimitStore;
 import dev.baton.internal.job.JobMetadata;
 import dev.baton.internal.job.JobStore;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -214,6 +216,57 @@ public final class Jobs {
         } catch (SQLException ex) {
             throw failure((paused ? "pausing" : "resuming") + " queue '" + queue + "'", ex);
         }
+    }
+
+    /**
+     * Sets a cluster-wide job limit (replacing the values of the limit with the same {@link JobLimit#id()}),
+     * committed before this returns. A changed value holds for the next claim on every node; a limit on a
+     * queue that had none holds on every node within a second (each node rereads which limits exist once a
+     * second). Only nodes of a Baton version that knows job limits enforce them; see {@link JobLimit}.
+     */
+    public void setLimit(JobLimit limit) {
+        if (limit == null) {
+            throw new IllegalArgumentException("limit must not be null (build one with JobLimit.perQueue, perKind, "
+                    + "perMetadata or their rate variants)");
+        }
+        db.callUnchecked("setting job limit " + limit, c -> {
+            store.limits().upsert(c, row(limit));
+            return null;
+        });
+    }
+
+    /**
+     * Removes the limit with the same {@link JobLimit#id()} as {@code limit} (its values are ignored);
+     * returns whether there was one.
+     */
+    public boolean removeLimit(JobLimit limit) {
+        if (limit == null) {
+            throw new IllegalArgumentException("limit must not be null (build one with JobLimit.perQueue, perKind, "
+                    + "perMetadata or their rate variants)");
+        }
+        return db.callUnchecked(
+                "removing job limit " + limit.id(), c -> store.limits().delete(c, limit.id()));
+    }
+
+    /** Every job limit set, in {@link JobLimit#id()} order. */
+    public List<JobLimit> limits() {
+        List<JobLimit> out = new ArrayList<>();
+        for (var r : db.callUnchecked("reading job limits", c -> store.limits().list(c))) {
+            out.add(JobLimit.of(
+                    r.queue(), r.kind(), r.metadataKey(), r.maxRunning(), r.rateStarts(), r.rateWindowMs()));
+        }
+        return out;
+    }
+
+    static JobLimitStore.Row row(JobLimit l) {
+        return new JobLimitStore.Row(
+                l.id(),
+                l.queue().orElse(null),
+                l.kind().orElse(null),
+                l.metadataKey().orElse(null),
+                l.isRate() ? null : l.maxRunning().getAsInt(),
+                l.isRate() ? l.starts().getAsInt() : null,
+                l.window().map(Duration::toMillis).orElse(null));
     }
 
     /** A write of encoded jobs: one result per job, in order. */

@@ -332,8 +332,14 @@ final class JobsBenchmark {
             for (int i = 1; i <= o.nodes; i++) {
                 HikariDataSource pool = db.pool("bench-node-" + i, o.poolSize);
                 pools.add(pool);
-                nodes.add(Baton.builder(counter.wrap(pool))
-                        .schema(schema)
+                Baton.Builder nb = Baton.builder(counter.wrap(pool));
+                if (o.limit != null) {
+                    nb.jobLimit(o.limit);
+                }
+                if (o.rate != null) {
+                    nb.jobLimit(o.rate);
+                }
+                nodes.add(nb.schema(schema)
                         .nodeId("bench-node-" + i)
                         .worker(WorkerConfig.builder()
                                 .queue(QUEUE, o.concurrency)
@@ -450,7 +456,63 @@ final class JobsBenchmark {
                 r.jobsAttemptedMoreThanOnce,
                 r.stalls,
                 r.warnings.isEmpty() ? "none" : r.warnings);
+        if (o.limit != null || o.rate != null) {
+            limitsReport(schema, r, claim);
+        }
         db.dropSchema(schema);
+    }
+
+    /**
+     * With --limit or --rate: the claim cost of the limited path and how closely the limits held, from
+     * the jobs' own attempt times (database clock): the most attempts [attempted_at, finished_at) that
+     * overlapped per limited scope, and the most starts in one rate window.
+     */
+    private void limitsReport(String schema, Results.EndToEnd r, StatementCounter.Snapshot plainClaim)
+            throws SQLException {
+        StatementCounter.Snapshot lock = StatementCounter.find(r.statements, "job.lock_limits");
+        StatementCounter.Snapshot limited = StatementCounter.find(r.statements, "job.claim_limited");
+        StatementCounter.Snapshot claim = limited.calls() > 0 ? limited : plainClaim;
+        String v = o.limitKey == null ? "''" : "metadata ->> '" + o.limitKey.replace("'", "''") + "'";
+        String q = "\"" + schema + "\".job";
+        long maxOverlap;
+        long maxStarts = -1;
+        try (Connection c = db.connect()) {
+            maxOverlap = single(
+                    c,
+                    "WITH ev AS (SELECT attempted_at AS at, 1 AS d, " + v + " AS v FROM " + q
+                            + " UNION ALL SELECT finished_at, -1, " + v + " FROM " + q
+                            + ") SELECT coalesce(max(n), 0) FROM ("
+                            + "SELECT sum(d) OVER (PARTITION BY v ORDER BY at, d ROWS UNBOUNDED PRECEDING) AS n FROM ev) s");
+            if (o.rate != null) {
+                maxStarts = single(
+                        c,
+                        "SELECT coalesce(max(n), 0) FROM (SELECT count(*) OVER (ORDER BY attempted_at"
+                                + " RANGE BETWEEN CURRENT ROW AND interval '"
+                                + (o.rate.window().orElseThrow().toNanos() / 1000 - 1)
+                                + " microseconds' FOLLOWING) AS n FROM " + q + ") s");
+            }
+        }
+        double claimMs = (lock.nanos() + claim.nanos()) / 1e6 / Math.max(1, claim.calls());
+        System.out.printf(
+                "  LIMITS limit=%s rate=%s jobs/s=%.0f steady=%.0f claim-ms=%.3f (lock %.3f) jobs/claim=%.1f "
+                        + "max-overlap-per-scope=%d max-starts-per-window=%d%n",
+                o.limit,
+                o.rate,
+                r.rate,
+                r.steadyRate,
+                claimMs,
+                lock.avgMillis(),
+                claim.rowsPerNonEmptyCall(),
+                maxOverlap,
+                maxStarts);
+    }
+
+    private static long single(Connection c, String sql) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql);
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
     }
 
     /**
@@ -521,7 +583,8 @@ final class JobsBenchmark {
                 int end = Math.min(n, start + o.batch);
                 List<JobRequest> batch = new ArrayList<>(end - start);
                 for (int i = start; i < end; i++) {
-                    batch.add(JobRequest.of(kind, i).queue(QUEUE));
+                    JobRequest r = JobRequest.of(kind, i).queue(QUEUE);
+                    batch.add(o.limitKey == null ? r : r.metadata(o.limitKey, "k" + (i % o.keys)));
                 }
                 jobs.enqueueAll(batch);
             }

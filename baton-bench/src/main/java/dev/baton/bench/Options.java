@@ -39,6 +39,11 @@ final class Options {
             "  --write-report [PATH]   also write the Markdown report (default docs/benchmarks/jobs.md); text",
             "                          outside its <!-- bench:begin/end --> markers is kept",
             "  --keep-schemas          do not drop the bench_* schemas afterwards",
+            "  --limit SPEC            e2e with a cluster-wide job limit (docs/job-limits.md): queue:N (at most N",
+            "                          running in queue 'bench') or key:NAME:N (at most N running per value of",
+            "                          metadata entry NAME; jobs get NAME = one of --keys values)",
+            "  --keys N                distinct metadata values for --limit key:... (default 1000)",
+            "  --rate N/Ws             e2e with a rate limit on queue 'bench': N starts per W seconds (e.g. 5000/1s)",
             "  -h, --help              this help");
 
     String jdbcUrl;
@@ -60,6 +65,15 @@ final class Options {
     boolean writeReport;
     Path reportFile = Path.of("docs", "benchmarks", "jobs.md");
     boolean keepSchemas;
+    /** A cluster-wide limit for e2e (see --limit), or null. */
+    dev.baton.JobLimit limit;
+    /** The metadata entry --limit key:NAME:N limits, or null. */
+    String limitKey;
+
+    int keys = 1000;
+    /** A rate limit for e2e (see --rate), or null. */
+    dev.baton.JobLimit rate;
+
     final List<String> commandLine = new ArrayList<>();
 
     int ceilingThreads() {
@@ -117,6 +131,32 @@ final class Options {
                     }
                 }
                 case "--keep-schemas" -> o.keepSchemas = true;
+                case "--limit" -> {
+                    String[] p = value(args, ++i, a, o).split(":");
+                    if (p.length == 2 && p[0].equals("queue")) {
+                        o.limit = dev.baton.JobLimit.perQueue(JobsBenchmark.QUEUE, parsePositive(p[1], a));
+                    } else if (p.length == 3 && p[0].equals("key")) {
+                        o.limitKey = p[1];
+                        o.limit = dev.baton.JobLimit.perMetadata(p[1], parsePositive(p[2], a))
+                                .inQueue(JobsBenchmark.QUEUE);
+                    } else {
+                        throw new IllegalArgumentException(
+                                "--limit must be queue:N or key:NAME:N, but was '" + args[i] + "'");
+                    }
+                }
+                case "--keys" -> o.keys = positive(args, ++i, a, o);
+                case "--rate" -> {
+                    String v = value(args, ++i, a, o);
+                    java.util.regex.Matcher m =
+                            java.util.regex.Pattern.compile("(\\d+)/(\\d+)s").matcher(v);
+                    if (!m.matches()) {
+                        throw new IllegalArgumentException("--rate must be N/Ws (e.g. 5000/1s), but was '" + v + "'");
+                    }
+                    o.rate = dev.baton.JobLimit.ratePerQueue(
+                            JobsBenchmark.QUEUE,
+                            parsePositive(m.group(1), a),
+                            java.time.Duration.ofSeconds(parsePositive(m.group(2), a)));
+                }
                 default -> throw new IllegalArgumentException("unknown option '" + a + "'");
             }
         }

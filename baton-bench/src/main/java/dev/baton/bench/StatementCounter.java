@@ -226,7 +226,7 @@ final class StatementCounter {
     }
 
     /** Statements whose returned rows are counted one by one (a proxy on the result set): the claim. */
-    private static final java.util.Set<String> COUNT_RESULT_ROWS = java.util.Set.of("job.claim");
+    private static final java.util.Set<String> COUNT_RESULT_ROWS = java.util.Set.of("job.claim", "job.claim_limited");
 
     /**
      * Rows of a statement: the claim's returned rows; for the batched statements (complete, fail,

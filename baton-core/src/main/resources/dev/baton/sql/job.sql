@@ -320,3 +320,112 @@ UPDATE ${schema}.job
    SET run_at = clock_timestamp()
  WHERE state = 'available' AND queue = ANY (:queues::text[]) AND kind = ANY (:kinds::text[])
    AND run_at > clock_timestamp()
+
+-- name: lock_limits
+-- The limited claim path, statement 1 of 2 in one READ COMMITTED transaction: takes a transaction-scoped
+-- advisory lock per limit that applies to the claim, in one sorted order (so two claimers never wait for
+-- each other in a cycle). Every claim that counts against a limit holds its lock until it commits, so
+-- the next statement of the next claimer, which starts after the lock is granted and takes a fresh
+-- snapshot, sees every start committed before. Transaction-scoped: works through PgBouncer in
+-- transaction mode, and is released by commit, rollback or a lost connection.
+SELECT count(pg_advisory_xact_lock(k)) AS locked
+  FROM (SELECT DISTINCT hashtextextended(:prefix || id, 0) AS k FROM unnest(:limit_ids::text[]) AS t(id) ORDER BY 1) s
+
+-- name: claim_limited
+-- The limited claim path, statement 2 of 2 (after lock_limits): the claim statement above plus the
+-- limits of :limit_ids (values read here, so a changed value holds at once). Holders of a running
+-- limit are running jobs whose attempt lease is live on the database clock: an expired attempt no
+-- longer counts (its stale handler can write nothing, the attempt token fences it), and a rescued job
+-- counts again only once re-claimed, as a new live attempt; so no place is ever counted free twice.
+-- Jobs whose scope value is full are skipped before candidates are taken (they would otherwise fill
+-- the candidates and hold back jobs of other values). Then per (limit, value) the candidates are
+-- ranked in claim order, and a job is claimed only if its rank fits the room left under every limit
+-- that applies to it (counting the ranks of jobs held back by another limit: conservative, never
+-- over). Rates: GCRA as rate_acquire in coord.sql, emission interval T = window / starts; a value
+-- may start floor((window - (max(tat, now) - now)) / T) now, and its tat moves by T per start taken.
+-- One now (:now below) for holders, rates and attempted_at, so that attempted_at is the instant the
+-- rate was checked against.
+WITH now AS MATERIALIZED (
+    SELECT clock_timestamp() AS t
+), lim AS MATERIALIZED (
+    SELECT l.id, l.queue AS fq, l.kind AS fk, l.metadata_key AS mk, l.max_running, l.rate_starts,
+           l.rate_window_ms * 1000 AS window_us
+      FROM ${schema}.job_limit l
+     WHERE l.id = ANY (:limit_ids::text[]) AND (l.queue IS NULL OR l.queue = :queue)
+       AND (l.kind IS NULL OR l.kind = ANY (:kinds::text[]))
+), used AS MATERIALIZED (
+    SELECT l.id, coalesce(r.metadata ->> l.mk, '') AS value, count(*) AS n
+      FROM lim l
+      JOIN ${schema}.job r ON r.state = 'running' AND r.lease_expires_at > (SELECT t FROM now)
+           AND (l.fq IS NULL OR r.queue = l.fq)
+           AND (l.fk IS NULL OR r.kind = l.fk)
+           AND (l.mk IS NULL OR r.metadata ->> l.mk IS NOT NULL)
+     WHERE l.max_running IS NOT NULL
+     GROUP BY 1, 2
+), rated AS MATERIALIZED (
+    SELECT l.id, rl.key AS value,
+           greatest(0, (extract(epoch FROM rl.tat - (SELECT t FROM now)) * 1000000)::bigint) AS ahead_us
+      FROM lim l JOIN ${schema}.rate_limit rl ON rl.limiter = :prefix || l.id
+     WHERE l.rate_starts IS NOT NULL
+), room AS MATERIALIZED (
+    -- The room left per (limit, value) seen so far; a value with no row has the limit's full room.
+    SELECT u.id, u.value, l.max_running - u.n AS room FROM used u JOIN lim l ON l.id = u.id
+    UNION ALL
+    SELECT r.id, r.value, greatest(0, (l.window_us - r.ahead_us) * l.rate_starts / l.window_us)
+      FROM rated r JOIN lim l ON l.id = r.id
+), candidates AS (
+    SELECT j.id, j.priority, j.run_at, j.concurrency_key, j.kind, j.metadata
+      FROM ${schema}.job j
+     WHERE j.state = 'available' AND j.queue = :queue AND j.kind = ANY (:kinds::text[])
+       AND j.run_at <= (SELECT t FROM now)
+       AND NOT EXISTS (SELECT 1 FROM ${schema}.job_queue q WHERE q.queue = :queue AND q.paused)
+       AND (j.concurrency_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ${schema}.job r WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
+       AND NOT EXISTS (
+            SELECT 1 FROM lim l JOIN room m ON m.id = l.id
+             WHERE (l.fk IS NULL OR l.fk = j.kind) AND (l.mk IS NULL OR j.metadata ->> l.mk IS NOT NULL)
+               AND m.value = coalesce(j.metadata ->> l.mk, '') AND m.room <= 0)
+     ORDER BY j.priority, j.run_at, j.id
+     LIMIT :candidates
+       FOR UPDATE SKIP LOCKED
+), one_per_key AS (
+    SELECT DISTINCT ON (coalesce(concurrency_key, 'id:' || id)) id, priority, run_at, kind, metadata
+      FROM candidates
+     ORDER BY coalesce(concurrency_key, 'id:' || id), priority, run_at, id
+), ranked AS (
+    SELECT c.id, l.id AS lid, coalesce(c.metadata ->> l.mk, '') AS value,
+           row_number() OVER (PARTITION BY l.id, coalesce(c.metadata ->> l.mk, '')
+                              ORDER BY c.priority, c.run_at, c.id) AS rank
+      FROM one_per_key c
+      JOIN lim l ON (l.fk IS NULL OR l.fk = c.kind) AND (l.mk IS NULL OR c.metadata ->> l.mk IS NOT NULL)
+), refused AS (
+    SELECT DISTINCT r.id
+      FROM ranked r JOIN lim l ON l.id = r.lid
+      LEFT JOIN room m ON m.id = r.lid AND m.value = r.value
+     WHERE r.rank > coalesce(m.room, coalesce(l.max_running, l.rate_starts))
+), picked AS (
+    SELECT c.id, c.kind, c.metadata FROM one_per_key c
+     WHERE c.id NOT IN (SELECT id FROM refused)
+     ORDER BY c.priority, c.run_at, c.id
+     LIMIT :limit
+), rate_taken AS (
+    -- Each start moves its value's theoretical arrival time by T (rounded up to the microsecond).
+    INSERT INTO ${schema}.rate_limit AS r (limiter, key, tat)
+    SELECT :prefix || l.id, coalesce(p.metadata ->> l.mk, ''),
+           (SELECT t FROM now) + ceil(count(*) * l.window_us::numeric / l.rate_starts) * interval '1 microsecond'
+      FROM picked p
+      JOIN lim l ON l.rate_starts IS NOT NULL AND (l.fk IS NULL OR l.fk = p.kind)
+           AND (l.mk IS NULL OR p.metadata ->> l.mk IS NOT NULL)
+     GROUP BY l.id, l.mk, l.window_us, l.rate_starts, coalesce(p.metadata ->> l.mk, '')
+    ON CONFLICT (limiter, key) DO UPDATE
+       SET tat = greatest(r.tat, (SELECT t FROM now)) + (excluded.tat - (SELECT t FROM now))
+)
+UPDATE ${schema}.job j
+   SET state = 'running', attempt = j.attempt + 1, attempt_token = nextval('${schema}.job_attempt_token'),
+       lease_expires_at = clock_timestamp() + :job_lease_ms * interval '1 millisecond', claimed_by = :node_id,
+       attempted_at = (SELECT t FROM now)
+  FROM picked
+ WHERE j.id = picked.id
+RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_attempts, j.attempt_token,
+          j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at,
+          (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms, j.metadata::text AS metadata

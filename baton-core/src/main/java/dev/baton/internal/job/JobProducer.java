@@ -48,6 +48,8 @@ public final class JobProducer extends NotifiedService {
     private final JobExecutor executor;
     private final JobHeartbeater heartbeater;
     private final TransactionBinding binding;
+    /** Which limits apply to this queue's claims (decision 0019); null: none are looked for. */
+    private final JobLimits limits;
 
     private final Semaphore slots;
     private final ExecutorService handlersPool;
@@ -84,6 +86,40 @@ public final class JobProducer extends NotifiedService {
             JobExecutor executor,
             JobHeartbeater heartbeater,
             TransactionBinding binding) {
+        this(
+                queue,
+                concurrency,
+                db,
+                store,
+                kinds,
+                config,
+                nodeId,
+                notifier,
+                hooks,
+                ticker,
+                running,
+                executor,
+                heartbeater,
+                binding,
+                null);
+    }
+
+    public JobProducer(
+            String queue,
+            int concurrency,
+            Db db,
+            JobStore store,
+            String[] kinds,
+            WorkerConfig config,
+            String nodeId,
+            Notifier notifier,
+            Hooks hooks,
+            LongSupplier ticker,
+            Map<Long, RunningAttempt> running,
+            JobExecutor executor,
+            JobHeartbeater heartbeater,
+            TransactionBinding binding,
+            JobLimits limits) {
         super("baton-claim-" + queue, ticker, notifier.subscribe(store.channel(), queue));
         this.queue = queue;
         this.concurrency = concurrency;
@@ -98,6 +134,7 @@ public final class JobProducer extends NotifiedService {
         this.executor = executor;
         this.heartbeater = heartbeater;
         this.binding = binding;
+        this.limits = limits;
         this.slots = new Semaphore(concurrency);
         this.claimWhat = "a claim from queue '" + queue + "'";
         this.coalesce = Math.max(1, Math.min(concurrency / 2, 32));
@@ -164,12 +201,23 @@ public final class JobProducer extends NotifiedService {
         try {
             // Checked again once a connection is in hand: getting one can wait (a pool after a partition
             // waits up to its connection timeout), and a drain that began meanwhile must win over this claim.
-            jobs = db.call(
-                    claimWhat,
-                    c -> claiming
-                            ? store.claim(
-                                    c, queue, kinds, free, config.jobLease().toMillis(), nodeId)
-                            : List.of());
+            String[] limitIds = limits == null ? null : limits.forQueue(queue);
+            if (limitIds == null || limitIds.length == 0) {
+                jobs = db.call(
+                        claimWhat,
+                        c -> claiming
+                                ? store.claim(
+                                        c, queue, kinds, free, config.jobLease().toMillis(), nodeId)
+                                : List.of());
+            } else {
+                // Limited path: its two statements must share one READ COMMITTED transaction (JobStore).
+                jobs = db.transaction(
+                        claimWhat,
+                        c -> claiming
+                                ? store.claimLimited(
+                                        c, queue, kinds, free, config.jobLease().toMillis(), nodeId, limitIds)
+                                : List.of());
+            }
         } catch (JobStore.KeyRaceLost e) {
             jobs = List.of();
         }

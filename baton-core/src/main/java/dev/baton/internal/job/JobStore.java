@@ -34,11 +34,21 @@ public final class JobStore {
 
     private final Sql sql;
     private final String channel;
+    private final String limitLockPrefix;
+    private final JobLimitStore limits;
     private volatile BatonMetrics metrics = BatonMetrics.NONE;
 
     public JobStore(String schema) {
         this.sql = Sql.load("job.sql", Identifiers.schema(schema));
         this.channel = channel(schema);
+        // Advisory locks are database-wide: the schema keeps two Baton schemas in one database apart.
+        this.limitLockPrefix = "baton.job-limit:" + schema + ":";
+        this.limits = new JobLimitStore(schema);
+    }
+
+    /** The store of the job limits the claim statement reads (table job_limit). */
+    public JobLimitStore limits() {
+        return limits;
     }
 
     public static String channel(String schema) {
@@ -220,33 +230,74 @@ public final class JobStore {
                 .setInt("limit", limit)
                 .setLong("job_lease_ms", jobLeaseMs)
                 .setString("node_id", nodeId)) {
-            List<Claimed> out = new ArrayList<>(limit);
-            try (ResultSet rs = q.query()) {
-                while (rs.next()) {
-                    long timeout = rs.getLong("timeout_ms");
-                    Long timeoutMs = rs.wasNull() ? null : timeout;
-                    out.add(new Claimed(
-                            rs.getLong("id"),
-                            rs.getString("queue"),
-                            rs.getString("kind"),
-                            rs.getString("payload"),
-                            rs.getInt("attempt"),
-                            rs.getInt("max_attempts"),
-                            rs.getLong("attempt_token"),
-                            timeoutMs,
-                            rs.getLong("waited_ms"),
-                            rs.getString("metadata")));
-                    metrics.jobClaimed(
-                            queue, rs.getString("kind"), Duration.ofMillis(Math.max(0, rs.getLong("waited_ms"))));
-                }
-            }
-            return out;
+            return claimed(q, queue, limit);
         } catch (SQLException e) {
-            if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
-                throw new KeyRaceLost(e); // another node started a job with the same concurrency key first
-            }
-            throw e;
+            throw keyRace(e);
         }
+    }
+
+    /**
+     * The limited claim path (decision 0019): like {@link #claim}, but claims only what the limits of
+     * {@code limitIds} that apply to the queue allow. Two statements, so the caller must run this in one
+     * READ COMMITTED transaction ({@link Db#transaction}): the first waits for the limits' locks, the
+     * second takes a fresh snapshot that sees every claim committed before.
+     */
+    public List<Claimed> claimLimited(
+            Connection tx, String queue, String[] kinds, int limit, long jobLeaseMs, String nodeId, String[] limitIds)
+            throws SQLException {
+        try (SqlCall q = sql.prepare(tx, "lock_limits")
+                .setString("prefix", limitLockPrefix)
+                .setArray("limit_ids", "text", limitIds)) {
+            q.query().close();
+        }
+        try (SqlCall q = sql.prepare(tx, "claim_limited")
+                .setString("queue", queue)
+                .setArray("kinds", "text", kinds)
+                // More candidates than the plain path: some are ranked out by a limit.
+                .setInt("candidates", limit * 4)
+                .setInt("limit", limit)
+                .setLong("job_lease_ms", jobLeaseMs)
+                .setString("node_id", nodeId)
+                .setArray("limit_ids", "text", limitIds)
+                .setString("prefix", RATE_LIMITER_PREFIX)) {
+            return claimed(q, queue, limit);
+        } catch (SQLException e) {
+            throw keyRace(e);
+        }
+    }
+
+    /** The limiter name prefix of job rates in table rate_limit (one schema: no schema needed). */
+    public static final String RATE_LIMITER_PREFIX = "baton.job:";
+
+    private List<Claimed> claimed(SqlCall q, String queue, int limit) throws SQLException {
+        List<Claimed> out = new ArrayList<>(limit);
+        try (ResultSet rs = q.query()) {
+            while (rs.next()) {
+                long timeout = rs.getLong("timeout_ms");
+                Long timeoutMs = rs.wasNull() ? null : timeout;
+                out.add(new Claimed(
+                        rs.getLong("id"),
+                        rs.getString("queue"),
+                        rs.getString("kind"),
+                        rs.getString("payload"),
+                        rs.getInt("attempt"),
+                        rs.getInt("max_attempts"),
+                        rs.getLong("attempt_token"),
+                        timeoutMs,
+                        rs.getLong("waited_ms"),
+                        rs.getString("metadata")));
+                metrics.jobClaimed(
+                        queue, rs.getString("kind"), Duration.ofMillis(Math.max(0, rs.getLong("waited_ms"))));
+            }
+        }
+        return out;
+    }
+
+    private static SQLException keyRace(SQLException e) {
+        if (UNIQUE_VIOLATION.equals(e.getSQLState()) && !(e instanceof KeyRaceLost)) {
+            return new KeyRaceLost(e); // another node started a job with the same concurrency key first
+        }
+        return e;
     }
 
     /** A racing claim started a job of the same concurrency key first: claim nothing, retry next poll. */

@@ -72,6 +72,8 @@ public final class Worker {
 
     private final JobHeartbeater heartbeater;
     private final UnhandledKindWatch unhandledKinds;
+    /** Which cluster-wide job limits apply to this node's claims (decision 0019). */
+    private final JobLimits limits;
 
     public Worker(
             DataSource dataSource,
@@ -105,6 +107,7 @@ public final class Worker {
         this.executor = new JobExecutor(handlers, nodeId, codec, completer, hooks, ticker, metrics, interceptors);
         this.heartbeater = new JobHeartbeater(
                 running, coordination, store, hooks, config.jobLease(), config.heartbeatInterval(), ticker);
+        this.limits = new JobLimits(db, store.limits(), ticker, kinds);
         this.unhandledKinds = new UnhandledKindWatch(
                 db,
                 store,
@@ -138,7 +141,8 @@ public final class Worker {
                         running,
                         executor,
                         heartbeater,
-                        binding)));
+                        binding,
+                        limits)));
         queues.forEach(JobProducer::start);
         unhandledKinds.start();
     }
