@@ -23,8 +23,7 @@ class JobOutcomeStaleAttemptTest extends JobTestSupport {
 
     /**
      * Protection removed and seen failing: {@code AND j.attempt_token = t.token} in the snooze statement:
-     * A's snooze put the running job back to available with attempt 1 while attempt 2 ran ("attempt 2
-     * untouched by A" failed).
+     * A's stale snooze changed the row of attempt 2 while it ran ("attempt 2 untouched by A" failed).
      */
     @Test
     void J05_staleSnoozeChangesNothing() throws Exception {
@@ -32,9 +31,9 @@ class JobOutcomeStaleAttemptTest extends JobTestSupport {
     }
 
     /**
-     * Protection removed and seen failing: {@code AND j.attempt_token = t.token} in the fail statement (the
-     * path of a retry-after): A's failure put the job back to available with its error while attempt 2 ran
-     * ("attempt 2 untouched by A" failed).
+     * Protection removed and seen failing: {@code AND j.attempt_token = t.token} in the fail statement (which
+     * records a retry-after): A's stale retry-after changed the row of attempt 2 while it ran ("attempt 2
+     * untouched by A" failed).
      */
     @Test
     void J05_staleRetryAfterChangesNothing() throws Exception {

@@ -22,7 +22,8 @@ class JobRetryAfterTest extends JobBehaviourTestBase {
      * clock), not after the handler policy's immediate retry; the attempt is used and its error is the cause.
      *
      * <p>Protection removed and seen failing: the handler's delay (JobExecutor's RetryAfter branch using the
-     * policy's {@code delayAfter} instead of {@code e.delay()}): the job was due at the failure's time.
+     * policy's backoff, {@code retryOrFail}, instead of {@code e.delay()}): the job was retried at once, again
+     * and again ("attempt 1" failed: it was at attempt 8 when first seen waiting).
      */
     @Test
     void theHandlersDelayReplacesThePolicysBackoff() throws Exception {
@@ -69,7 +70,7 @@ class JobRetryAfterTest extends JobBehaviourTestBase {
      * once, at once where the handler waits an hour. JobInfo shows it; metadata does not carry it.
      *
      * <p>Protection removed and seen failing: the per-job policy in JobExecutor.retryOrFail ({@code own}
-     * ignored): the first job was due at once and the second waited an hour (never succeeded in time).
+     * ignored): the first job was due again at the failure's time instead of an hour later.
      */
     @Test
     void aJobsOwnRetryPolicyWinsOverItsHandlers() throws Exception {

@@ -29,8 +29,8 @@ class JobSnoozeTest extends JobBehaviourTestBase {
      * no error; each snooze is reported as SNOOZED.
      *
      * <p>Protection removed and seen failing: giving the attempt back ({@code attempt = greatest(j.attempt
-     * - 1, 0)} in the snooze statement replaced by {@code attempt = j.attempt}): the runs saw attempts 1 to 6
-     * and the job ended with attempt 6 of 2.
+     * - 1, 0)} in the snooze statement replaced by {@code attempt = j.attempt}): the runs saw attempts
+     * [1, 2, 3, 4, 5, 6] for a job of two attempts.
      */
     @Test
     void aJobSnoozedMoreTimesThanItsMaxAttemptsStillRuns() throws Exception {

@@ -309,6 +309,39 @@ class JobUniquenessTest extends JobBehaviourTestBase {
         assertThat(jobCount()).isEqualTo(1);
     }
 
+    /**
+     * A caller's REPEATABLE READ transaction whose snapshot predates a racer's committed job of the same key
+     * does not insert a second job: its enqueue fails with a serialization failure (40001), to be retried.
+     *
+     * <p>Protection removed and seen failing: every write to the key row ({@code unique_lock} made a plain
+     * read of the key's job, and the key row update in {@code enqueue_unique} dropped): no serialization
+     * failure was raised; the stale snapshot saw no job for the key and inserted a second one. (Removing the
+     * upsert alone is not enough to see it fail: the key row update at insert then raises the 40001.)
+     */
+    @Test
+    void aRepeatableReadCallerNeverMissesARacersJob() throws Exception {
+        Jobs jobs = jobsClient();
+        try (Connection tx = pool.getConnection()) {
+            tx.setAutoCommit(false);
+            try (Statement s = tx.createStatement()) {
+                s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+                s.executeQuery("SELECT count(*) FROM " + schema + ".job").close(); // the snapshot is taken here
+            }
+            long racer = jobs.enqueue(unique("rr1", "rr", Uniqueness.whileAvailable()))
+                    .id();
+            assertThatThrownBy(() -> jobs.enqueue(tx, unique("rr2", "rr", Uniqueness.whileAvailable())))
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("40001"));
+            tx.rollback();
+            assertThat(jobs.enqueue(tx, unique("rr3", "rr", Uniqueness.whileAvailable()))
+                            .id())
+                    .as("retried: the racer's job")
+                    .isEqualTo(racer);
+            tx.commit();
+        }
+        assertThat(jobCount()).isEqualTo(1);
+    }
+
     /** A transaction binding's transaction is the caller's: the key lock and the job go with it. */
     @Test
     void aBoundTransactionIsHonoured() throws Exception {
