@@ -79,10 +79,10 @@ class JobSnoozeTest extends JobBehaviourTestBase {
                     throw new JobHandler.Snooze(Duration.ofHours(1));
                 }));
         long id = node.jobs().enqueue(JobRequest.of("poll", new Item("p"))).id();
-        Awaitility.await()
-                .atMost(WAIT)
-                .pollInterval(Duration.ofMillis(20))
-                .until(() -> row(id).state().equals("available") && row(id).attemptedAt() != null);
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(20)).until(() -> {
+            Row seen = row(id); // one read: available again after an attempt, not yet claimed
+            return seen.state().equals("available") && seen.attemptedAt() != null;
+        });
         Row r = row(id);
         assertThat(r.attempt()).isZero();
         assertThat(r.token()).isNull();
