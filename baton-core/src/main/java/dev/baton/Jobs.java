@@ -72,6 +72,8 @@ public final class Jobs {
      * transaction commits, and Baton neither commits, rolls back nor closes the connection.
      *
      * @throws IllegalArgumentException if the payload cannot be encoded or is too large
+     * @throws DuplicateJobException     the request's uniqueness key is held and it chose
+     *                                   {@link Uniqueness.Conflict#REJECT}: nothing was written
      */
     public EnqueueResult enqueue(JobRequest request) {
         Objects.requireNonNull(request, "request");
@@ -115,6 +117,8 @@ public final class Jobs {
      *
      * @throws UnknownOutcomeException the connection failed during COMMIT: the jobs may exist (retry with
      *                                 idempotency keys to find out without enqueuing twice)
+     * @throws DuplicateJobException   a request's uniqueness key is held and it chose
+     *                                 {@link Uniqueness.Conflict#REJECT}: nothing of the batch was written
      */
     public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
         checkBatch(requests);
