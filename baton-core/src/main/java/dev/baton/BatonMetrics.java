@@ -34,6 +34,8 @@ public interface BatonMetrics {
         SELF_STOPPED,
         /** Still running after the drain timeout at shutdown: released to other nodes, not counted as an attempt. */
         RELEASED,
+        /** The handler threw {@link JobHandler.Snooze}: the job waits and runs again, not counted as an attempt. */
+        SNOOZED,
         /**
          * The handler's own completion transaction failed at COMMIT: it may or may not have committed, and
          * the job tells later. Seen by {@link JobInterceptor interceptors} only, never reported here.

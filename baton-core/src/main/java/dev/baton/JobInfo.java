@@ -7,7 +7,8 @@ import java.util.Optional;
 
 /**
  * A job as stored. {@code errors} holds every error of every attempt, oldest first; {@code metadata} what
- * was set at enqueue (see {@link JobRequest#metadata(String, String)}), empty if nothing.
+ * was set at enqueue (see {@link JobRequest#metadata(String, String)}), empty if nothing; {@code retryPolicy}
+ * the job's own backoff (see {@link JobRequest#retryPolicy(RetryPolicy)}), empty when its handler's applies.
  */
 public record JobInfo(
         long id,
@@ -27,4 +28,47 @@ public record JobInfo(
         List<JobError> errors,
         Instant createdAt,
         Optional<Instant> finishedAt,
-        Map<String, String> metadata) {}
+        Map<String, String> metadata,
+        Optional<RetryPolicy> retryPolicy) {
+    /** A job without a retry policy of its own. */
+    public JobInfo(
+            long id,
+            String queue,
+            String kind,
+            String payloadJson,
+            int priority,
+            JobState state,
+            Instant runAt,
+            int attempt,
+            int maxAttempts,
+            Optional<String> claimedBy,
+            Optional<String> concurrencyKey,
+            Optional<String> idempotencyKey,
+            int stallCount,
+            boolean cancelRequested,
+            List<JobError> errors,
+            Instant createdAt,
+            Optional<Instant> finishedAt,
+            Map<String, String> metadata) {
+        this(
+                id,
+                queue,
+                kind,
+                payloadJson,
+                priority,
+                state,
+                runAt,
+                attempt,
+                maxAttempts,
+                claimedBy,
+                concurrencyKey,
+                idempotencyKey,
+                stallCount,
+                cancelRequested,
+                errors,
+                createdAt,
+                finishedAt,
+                metadata,
+                Optional.empty());
+    }
+}

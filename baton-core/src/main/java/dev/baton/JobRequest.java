@@ -63,6 +63,8 @@ public final class JobRequest {
     final String concurrencyKey;
     /** Unmodifiable, in insertion order; empty unless set. */
     final Map<String, String> metadata;
+    /** Uniqueness and the per-job retry policy; {@link Options#NONE} unless set. */
+    final Options options;
 
     private JobRequest(
             String kind,
@@ -75,7 +77,8 @@ public final class JobRequest {
             Duration timeout,
             String idempotencyKey,
             String concurrencyKey,
-            Map<String, String> metadata) {
+            Map<String, String> metadata,
+            Options options) {
         this.kind = kind;
         this.payload = payload;
         this.queue = queue;
@@ -87,13 +90,25 @@ public final class JobRequest {
         this.idempotencyKey = idempotencyKey;
         this.concurrencyKey = concurrencyKey;
         this.metadata = metadata;
+        this.options = options;
     }
 
     /** A job of {@code kind} (1 to 200 characters) with a payload the codec can encode (may be null). */
     public static JobRequest of(String kind, Object payload) {
         Identifiers.name("job kind", kind);
         return new JobRequest(
-                kind, payload, null, DEFAULT_PRIORITY, null, Duration.ZERO, 0, null, null, null, Map.of());
+                kind,
+                payload,
+                null,
+                DEFAULT_PRIORITY,
+                null,
+                Duration.ZERO,
+                0,
+                null,
+                null,
+                null,
+                Map.of(),
+                Options.NONE);
     }
 
     /** This request on {@code queue} (see {@link #QUEUE_NAME}); default: the kind's {@link JobDefaults}, else {@value #DEFAULT_QUEUE}. */
@@ -109,7 +124,8 @@ public final class JobRequest {
                 timeout,
                 idempotencyKey,
                 concurrencyKey,
-                metadata);
+                metadata,
+                options);
     }
 
     /** 0 (runs first) to 100 (runs last); default 50. */
@@ -129,7 +145,8 @@ public final class JobRequest {
                 timeout,
                 idempotencyKey,
                 concurrencyKey,
-                metadata);
+                metadata,
+                options);
     }
 
     /** Not before this instant (compared with the database clock). Replaces any delay. */
@@ -145,7 +162,8 @@ public final class JobRequest {
                 timeout,
                 idempotencyKey,
                 concurrencyKey,
-                metadata);
+                metadata,
+                options);
     }
 
     /** Not before this long after enqueue, on the database clock. Replaces any run-at. */
@@ -162,7 +180,8 @@ public final class JobRequest {
                 timeout,
                 idempotencyKey,
                 concurrencyKey,
-                metadata);
+                metadata,
+                options);
     }
 
     /** How many attempts in all (1 to 1000); default: the kind's {@link JobDefaults}, else 25. */
@@ -179,7 +198,8 @@ public final class JobRequest {
                 timeout,
                 idempotencyKey,
                 concurrencyKey,
-                metadata);
+                metadata,
+                options);
     }
 
     /**
@@ -199,7 +219,8 @@ public final class JobRequest {
                 timeout,
                 idempotencyKey,
                 concurrencyKey,
-                metadata);
+                metadata,
+                options);
     }
 
     /**
@@ -218,7 +239,8 @@ public final class JobRequest {
                 timeout,
                 Identifiers.name("idempotencyKey", key),
                 concurrencyKey,
-                metadata);
+                metadata,
+                options);
     }
 
     /** At most one job with this key runs at a time, across all nodes. 1 to 200 characters. */
@@ -234,7 +256,8 @@ public final class JobRequest {
                 timeout,
                 idempotencyKey,
                 Identifiers.name("concurrencyKey", key),
-                metadata);
+                metadata,
+                options);
     }
 
     /**
@@ -271,7 +294,74 @@ public final class JobRequest {
                 timeout,
                 idempotencyKey,
                 concurrencyKey,
-                Collections.unmodifiableMap(more));
+                Collections.unmodifiableMap(more),
+                options);
+    }
+
+    /**
+     * At most one job per {@code key} within the {@code uniqueness}'s scope (while available, while available or
+     * running, or within a time window); a duplicate enqueue returns the existing job, replaces a waiting
+     * job's payload and run-at, or is rejected, as {@link Uniqueness#onConflict} chose. Honoured by every
+     * enqueue: alone, in a batch (where a later request with the key sees an earlier one), and on the
+     * caller's transaction (which must then be open: the key stays locked until it ends). Independent of
+     * {@link #idempotencyKey(String)}. Keys: 1 to 200 characters.
+     */
+    public JobRequest unique(String key, Uniqueness uniqueness) {
+        Identifiers.name("uniqueness key", key);
+        if (uniqueness == null) {
+            throw new IllegalArgumentException("uniqueness must be set (Uniqueness.whileAvailable(), "
+                    + "whileAvailableOrRunning() or within(window)), but was null");
+        }
+        return withOptions(new Options(key, uniqueness, options.retryPolicy()));
+    }
+
+    /**
+     * The backoff between this job's attempts, used instead of its handler's
+     * ({@link Baton.Builder#handle(String, Class, JobHandler, RetryPolicy)}) policy; shown by {@link JobInfo#retryPolicy()}. A node of a
+     * version before this option ignores it and uses the handler's policy.
+     */
+    public JobRequest retryPolicy(RetryPolicy policy) {
+        if (policy == null) {
+            throw new IllegalArgumentException(
+                    "retryPolicy must be set (e.g. RetryPolicy.exponential(base, max)), " + "but was null");
+        }
+        return withOptions(new Options(options.uniqueKey(), options.uniqueness(), policy));
+    }
+
+    /** The uniqueness key set with {@link #unique}, or null. */
+    public String uniqueKey() {
+        return options.uniqueKey();
+    }
+
+    /** The uniqueness set with {@link #unique}, or null. */
+    public Uniqueness uniqueness() {
+        return options.uniqueness();
+    }
+
+    /** The per-job retry policy set with {@link #retryPolicy}, or null (the handler's applies). */
+    public RetryPolicy retryPolicyOrNull() {
+        return options.retryPolicy();
+    }
+
+    /** Options most jobs never set, kept together so the common path carries one shared empty value. */
+    record Options(String uniqueKey, Uniqueness uniqueness, RetryPolicy retryPolicy) {
+        static final Options NONE = new Options(null, null, null);
+    }
+
+    private JobRequest withOptions(Options o) {
+        return new JobRequest(
+                kind,
+                payload,
+                queue,
+                priority,
+                runAt,
+                delay,
+                maxAttempts,
+                timeout,
+                idempotencyKey,
+                concurrencyKey,
+                metadata,
+                o);
     }
 
     /** This request's metadata (unmodifiable; empty unless set with {@link #metadata(String, String)}). */
@@ -305,7 +395,8 @@ public final class JobRequest {
                 timeout != null ? timeout : d.timeout(),
                 idempotencyKey,
                 concurrencyKey,
-                metadata);
+                metadata,
+                options);
     }
 
     static int validMaxAttempts(int maxAttempts) {
@@ -338,6 +429,7 @@ public final class JobRequest {
                 timeout,
                 concurrencyKey,
                 idempotencyKey,
-                metadataJson);
+                metadataJson,
+                options.uniqueKey() == null ? null : JobStore.Unique.of(options.uniqueKey(), options.uniqueness()));
     }
 }

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.sql.Savepoint;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,6 +74,8 @@ public final class Jobs {
      * transaction commits, and Baton neither commits, rolls back nor closes the connection.
      *
      * @throws IllegalArgumentException if the payload cannot be encoded or is too large
+     * @throws DuplicateJobException     the request's uniqueness key is held and it chose
+     *                                   {@link Uniqueness.Conflict#REJECT}: nothing was written
      */
     public EnqueueResult enqueue(JobRequest request) {
         Objects.requireNonNull(request, "request");
@@ -80,7 +83,13 @@ public final class Jobs {
             return write(List.of(request), encoded -> {
                         Optional<Connection> open = binding.current(db.dataSource());
                         if (open.isPresent()) {
-                            return List.of(store.enqueueOne(open.get(), encoded.get(0)));
+                            return onCaller(open.get(), encoded);
+                        }
+                        if (JobStore.anyUnique(encoded)) {
+                            // The key's lock, lookup and write in one transaction (see JobRequest.unique).
+                            return db.transaction(
+                                    "an enqueue of a '" + request.kind + "' job with a uniqueness key",
+                                    c -> store.enqueueBatch(c, encoded));
                         }
                         EnqueueResult one = db.call(
                                 "an enqueue of a '" + request.kind + "' job", c -> store.enqueueOne(c, encoded.get(0)));
@@ -99,7 +108,7 @@ public final class Jobs {
      */
     public EnqueueResult enqueue(Connection transaction, JobRequest request) throws SQLException {
         Objects.requireNonNull(request, "request");
-        return write(List.of(request), encoded -> List.of(store.enqueueOne(transaction, encoded.get(0))))
+        return write(List.of(request), encoded -> onCaller(transaction, encoded))
                 .get(0);
     }
 
@@ -110,6 +119,8 @@ public final class Jobs {
      *
      * @throws UnknownOutcomeException the connection failed during COMMIT: the jobs may exist (retry with
      *                                 idempotency keys to find out without enqueuing twice)
+     * @throws DuplicateJobException   a request's uniqueness key is held and it chose
+     *                                 {@link Uniqueness.Conflict#REJECT}: nothing of the batch was written
      */
     public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
         checkBatch(requests);
@@ -117,7 +128,7 @@ public final class Jobs {
             return write(requests, encoded -> {
                 Optional<Connection> open = binding.current(db.dataSource());
                 if (open.isPresent()) {
-                    return store.enqueueBatch(open.get(), encoded);
+                    return onCaller(open.get(), encoded);
                 }
                 // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
                 // so that a failed lookup never reports as failed a batch that was committed.
@@ -134,7 +145,32 @@ public final class Jobs {
     /** Enqueues many jobs on the caller's connection, inside its transaction if one is open. */
     public List<EnqueueResult> enqueueAll(Connection transaction, List<JobRequest> requests) throws SQLException {
         checkBatch(requests);
-        return write(requests, encoded -> store.enqueueBatch(transaction, encoded));
+        return write(requests, encoded -> onCaller(transaction, encoded));
+    }
+
+    /**
+     * Writes encoded jobs on the caller's connection. Requests with a uniqueness key need their key locks
+     * held until the jobs are written: inside the caller's open transaction (under a savepoint, so that a
+     * rejected duplicate leaves that transaction as it was), or in a transaction of Baton's when the
+     * connection is in auto-commit mode.
+     */
+    private List<EnqueueResult> onCaller(Connection c, List<JobStore.Encoded> encoded) throws SQLException {
+        if (!JobStore.anyUnique(encoded)) {
+            return encoded.size() == 1 ? List.of(store.enqueueOne(c, encoded.get(0))) : store.enqueueBatch(c, encoded);
+        }
+        if (c.getAutoCommit()) {
+            return db.transactionOn(c, "an enqueue with uniqueness keys", "", x -> store.enqueueBatch(x, encoded));
+        }
+        Savepoint before = c.setSavepoint();
+        List<EnqueueResult> out;
+        try {
+            out = store.enqueueBatch(c, encoded);
+        } catch (DuplicateJobException e) {
+            c.rollback(before);
+            throw e;
+        }
+        c.releaseSavepoint(before);
+        return out;
     }
 
     /** The job, with every error of every attempt. */
@@ -339,7 +375,7 @@ public final class Jobs {
                     + "encoded; the limit is " + maxPayloadBytes + " bytes (WorkerConfig.maxPayloadBytes). Store "
                     + "large data elsewhere and pass a reference");
         }
-        return request.encoded(json, JobMetadata.json(request.metadata));
+        return request.encoded(json, JobMetadata.json(request.metadata, request.options.retryPolicy()));
     }
 
     static List<JobError> errors(String json) {

@@ -429,3 +429,75 @@ UPDATE ${schema}.job j
 RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_attempts, j.attempt_token,
           j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at,
           (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms, j.metadata::text AS metadata
+
+-- name: unique_lock
+-- Scoped uniqueness (JobRequest.unique): locks the rows of the given keys, in key order so that two
+-- batches never wait for each other in a cycle, creating the missing ones; returns each key's latest job
+-- (0: none yet). The lock is held until the enqueue's transaction ends, so racing enqueues of one key
+-- run one after the other. Under READ COMMITTED the next statements see the job a racer committed; under
+-- REPEATABLE READ (a caller's transaction) a key row changed after the snapshot makes this statement fail
+-- with a serialization failure instead of missing the racer's job.
+INSERT INTO ${schema}.job_unique (unique_key, job_id)
+SELECT k, 0 FROM (SELECT DISTINCT unnest(:keys::text[]) AS k) d ORDER BY k
+ON CONFLICT (unique_key) DO UPDATE SET job_id = ${schema}.job_unique.job_id
+RETURNING unique_key, job_id
+
+-- name: unique_find
+-- The key's latest job, if it is in the request's scope: 'available', 'active' (available or running),
+-- or 'window' (enqueued within :window_ms on the database clock, whatever its state).
+SELECT id, state FROM ${schema}.job
+ WHERE id = :id
+   AND CASE :scope WHEN 'available' THEN state = 'available'
+                   WHEN 'active' THEN state IN ('available', 'running')
+                   ELSE created_at > clock_timestamp() - :window_ms * interval '1 millisecond' END
+
+-- name: unique_replace
+-- Debounce: a waiting job takes the new payload and run-at. Only an available row: a job claimed
+-- meanwhile (the claim's row lock is waited for, then the state re-checked) is never changed.
+-- Workers are told at commit, as the run-at may have moved earlier.
+UPDATE ${schema}.job
+   SET payload = :payload::jsonb,
+       run_at = coalesce(:run_at::timestamptz, clock_timestamp()) + :delay_ms * interval '1 millisecond'
+ WHERE id = :id AND state = 'available'
+RETURNING id, pg_notify(:channel, queue) IS NULL AS notified
+
+-- name: enqueue_unique
+-- The enqueue statement for a job with a uniqueness key; the key's row (locked by unique_lock in this
+-- transaction) then names the new job as the key's latest.
+WITH ins AS (
+    INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
+                               concurrency_key, idempotency_key, metadata)
+    VALUES (:queue, :kind, :payload::jsonb, :priority, 'available',
+            coalesce(:run_at::timestamptz, clock_timestamp()) + :delay_ms * interval '1 millisecond',
+            :max_attempts, :timeout_ms, :concurrency_key, :idempotency_key, :metadata::jsonb)
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING id, queue
+), keyed AS (
+    UPDATE ${schema}.job_unique u SET job_id = ins.id FROM ins WHERE u.unique_key = :unique_key RETURNING u.job_id
+)
+SELECT id, pg_notify(:channel, queue) IS NULL AS notified, (SELECT count(*) FROM keyed) AS keyed FROM ins
+
+-- name: snooze
+-- Snoozed attempts, batched: back to available at now + delay (database clock) with the attempt given
+-- back, so snoozing never uses up max_attempts; nothing is added to the errors. Fenced like every
+-- outcome: a stale attempt matches no row. A job whose cancellation was requested ends cancelled.
+UPDATE ${schema}.job j
+   SET state = CASE WHEN j.cancel_requested THEN 'cancelled' ELSE 'available' END,
+       finished_at = CASE WHEN j.cancel_requested THEN clock_timestamp() END,
+       attempt = greatest(j.attempt - 1, 0),
+       run_at = clock_timestamp() + t.delay_ms * interval '1 millisecond',
+       attempt_token = NULL, lease_expires_at = NULL, claimed_by = NULL
+  FROM unnest(:ids::bigint[], :tokens::bigint[], :delays_ms::bigint[]) AS t(id, token, delay_ms)
+ WHERE j.id = t.id AND j.attempt_token = t.token AND j.state = 'running'
+RETURNING j.id
+
+-- name: prune_unique
+-- The key rows whose job is gone (pruned): the key's next enqueue would start afresh anyway; this only
+-- keeps the table from growing with every key ever used. Bounded per call. A row is deleted only if it
+-- still names the job seen gone: an enqueue that made it name a new job meanwhile (the delete waits for
+-- its row lock, then re-checks job_id on the new version) keeps its row.
+DELETE FROM ${schema}.job_unique u
+ USING (SELECT s.unique_key, s.job_id FROM ${schema}.job_unique s
+         WHERE NOT EXISTS (SELECT 1 FROM ${schema}.job j WHERE j.id = s.job_id)
+         LIMIT :limit) gone
+ WHERE u.unique_key = gone.unique_key AND u.job_id = gone.job_id

@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@value #JOBS_CLAIMED} (counter; queue, kind) and {@value #JOBS_CLAIM_LATENCY} (timer; queue, kind)
  *       — from the job's due time to its claim</li>
  *   <li>{@value #JOBS_COMPLETED} (counter; queue, kind, outcome = succeeded | retried | failed | cancelled |
- *       self_stopped | released) and {@value #JOBS_EXECUTION} (timer; same tags) — handler run time</li>
+ *       self_stopped | released | snoozed) and {@value #JOBS_EXECUTION} (timer; same tags) — handler run time</li>
  *   <li>{@value #JOBS_RESCUED} (counter; queue, kind, result = requeued | ended)</li>
  *   <li>{@value #QUEUE_DEPTH} (gauge; queue, state = available | running) and {@value #QUEUE_LAG}
  *       (gauge, seconds; queue) — from {@link #bindQueueDepth}</li>

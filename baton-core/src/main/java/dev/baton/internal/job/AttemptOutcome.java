@@ -12,7 +12,9 @@ public final class AttemptOutcome {
         RETRY("retry"),
         FAIL("fail"),
         CANCEL("cancel"),
-        RELEASE("release");
+        RELEASE("release"),
+        /** Recorded by the snooze statement, not the fail statement. */
+        SNOOZE("snooze");
 
         /** The outcome's name in the {@code fail} statement. */
         final String sql;
@@ -61,6 +63,11 @@ public final class AttemptOutcome {
 
     public static AttemptOutcome cancel(JobStore.Claimed job, String error) {
         return new AttemptOutcome(Kind.CANCEL, job.id(), job.token(), error, null);
+    }
+
+    /** Available again after {@code delayMs}, the attempt given back. */
+    public static AttemptOutcome snooze(JobStore.Claimed job, long delayMs) {
+        return new AttemptOutcome(Kind.SNOOZE, job.id(), job.token(), null, delayMs);
     }
 
     public static AttemptOutcome release(JobStore.Claimed job) {

@@ -15,8 +15,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Records the outcomes of this node's attempts in batches: successes, releases and failures each in
- * one statement, every row fenced by id, attempt token and state, so an attempt that lost its job
+ * Records the outcomes of this node's attempts in batches: successes, releases, snoozes and failures
+ * each in one statement, every row fenced by id, attempt token and state, so an attempt that lost its job
  * writes nothing. A batch is whatever was queued when the previous one finished (at most
  * {@value #MAX_BATCH}), so under load one statement records many outcomes and when idle each is
  * recorded at once. Slots are freed (and their claimers woken, once per batch) only after the outcome
@@ -147,6 +147,7 @@ public final class JobCompleter extends Service {
         List<AttemptOutcome> ok = new ArrayList<>();
         List<AttemptOutcome> failed = new ArrayList<>();
         List<AttemptOutcome> released = new ArrayList<>();
+        List<AttemptOutcome> snoozed = new ArrayList<>();
         for (AttemptOutcome o : batch) {
             if (o.recorded) {
                 continue;
@@ -154,6 +155,7 @@ public final class JobCompleter extends Service {
             switch (o.kind) {
                 case SUCCESS -> ok.add(o);
                 case RELEASE -> released.add(o);
+                case SNOOZE -> snoozed.add(o);
                 default -> failed.add(o);
             }
         }
@@ -166,6 +168,16 @@ public final class JobCompleter extends Service {
                     "recording " + released.size() + " releases",
                     c -> store.release(c, ids(released), tokens(released)));
             released.forEach(o -> o.recorded = true);
+        }
+        if (!snoozed.isEmpty()) {
+            Long[] delays = new Long[snoozed.size()];
+            for (int i = 0; i < delays.length; i++) {
+                delays[i] = snoozed.get(i).delayMs;
+            }
+            db.call(
+                    "recording " + snoozed.size() + " snoozes",
+                    c -> store.snooze(c, ids(snoozed), tokens(snoozed), delays));
+            snoozed.forEach(o -> o.recorded = true);
         }
         if (!failed.isEmpty()) {
             try {

@@ -170,6 +170,7 @@ public final class JobExecutor {
                 case FAIL -> BatonMetrics.JobOutcome.FAILED;
                 case CANCEL -> BatonMetrics.JobOutcome.CANCELLED;
                 case RELEASE -> BatonMetrics.JobOutcome.RELEASED;
+                case SNOOZE -> BatonMetrics.JobOutcome.SNOOZED;
             };
         } else if (a.stopReason == StopReason.LOST || a.stopReason == StopReason.DEADLINE) {
             return BatonMetrics.JobOutcome.SELF_STOPPED;
@@ -215,6 +216,19 @@ public final class JobExecutor {
         } catch (JobHandler.PermanentFailure e) {
             a.failure = e;
             return a.completedInTransaction ? null : AttemptOutcome.fail(a.job, error(a, e));
+        } catch (JobHandler.Snooze e) {
+            a.failure = e;
+            // Not now: back to waiting with the attempt given back (see the snooze statement).
+            return a.completedInTransaction
+                    ? null
+                    : AttemptOutcome.snooze(a.job, e.delay().toMillis());
+        } catch (JobHandler.RetryAfter e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            a.failure = cause;
+            // A failed attempt like any other, but the handler knows how long the next one should wait.
+            return a.completedInTransaction
+                    ? null
+                    : AttemptOutcome.retry(a.job, error(a, cause), e.delay().toMillis());
         } catch (UnknownOutcomeException | AttemptLostException e) {
             a.failure = e;
             // The completion may or may not have committed, or the attempt is stale: write nothing;
@@ -232,7 +246,8 @@ public final class JobExecutor {
 
     private AttemptOutcome retryOrFail(RunningAttempt a, String error) {
         Registration<?> reg = handlers.get(a.job.kind());
-        RetryPolicy policy = reg == null ? RetryPolicy.DEFAULT : reg.retry();
+        RetryPolicy own = JobMetadata.retryPolicy(a.job.metadataJson()); // set at enqueue: wins over the handler's
+        RetryPolicy policy = own != null ? own : reg == null ? RetryPolicy.DEFAULT : reg.retry();
         return AttemptOutcome.retry(
                 a.job, error, policy.delayAfter(a.job.attempt()).toMillis());
     }

@@ -1,12 +1,14 @@
 package dev.baton.internal.job;
 
 import dev.baton.BatonMetrics;
+import dev.baton.DuplicateJobException;
 import dev.baton.EnqueueResult;
 import dev.baton.FinishedStats;
 import dev.baton.JobError;
 import dev.baton.JobInfo;
 import dev.baton.JobState;
 import dev.baton.QueueStats;
+import dev.baton.Uniqueness;
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
@@ -77,7 +79,58 @@ public final class JobStore {
             Duration timeout,
             String concurrencyKey,
             String idempotencyKey,
-            String metadataJson) {}
+            String metadataJson,
+            Unique unique) {
+        /** A request without a uniqueness key. */
+        public Encoded(
+                String queue,
+                String kind,
+                String payloadJson,
+                int priority,
+                Instant runAt,
+                Duration delay,
+                int maxAttempts,
+                Duration timeout,
+                String concurrencyKey,
+                String idempotencyKey,
+                String metadataJson) {
+            this(
+                    queue,
+                    kind,
+                    payloadJson,
+                    priority,
+                    runAt,
+                    delay,
+                    maxAttempts,
+                    timeout,
+                    concurrencyKey,
+                    idempotencyKey,
+                    metadataJson,
+                    null);
+        }
+    }
+
+    /** A request's uniqueness: its key, scope and window as the statements take them, and its conflict choice. */
+    public record Unique(String key, String scope, Long windowMs, Uniqueness.Scope kind, Uniqueness.Conflict conflict) {
+        public static Unique of(String key, Uniqueness u) {
+            String scope = switch (u.scope()) {
+                case AVAILABLE -> "available";
+                case AVAILABLE_OR_RUNNING -> "active";
+                case WINDOW -> "window";
+            };
+            return new Unique(key, scope, u.window() == null ? null : u.window().toMillis(), u.scope(), u.conflict());
+        }
+    }
+
+    /** True if any request of {@code batch} has a uniqueness key (its enqueue then needs a transaction). */
+    public static boolean anyUnique(List<Encoded> batch) {
+        for (Encoded e : batch) {
+            if (e.unique() != null) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     /** A claimed attempt. */
     public record Claimed(
@@ -95,6 +148,9 @@ public final class JobStore {
     // ---------------------------------------------------------------- enqueue
 
     public EnqueueResult enqueueOne(Connection c, Encoded e) throws SQLException {
+        if (e.unique() != null) {
+            return enqueueUnique(c, List.of(e)).get(0);
+        }
         Encoded r = e;
         try (SqlCall q = sql.prepare(c, "enqueue")
                 .setString("queue", r.queue())
@@ -120,6 +176,137 @@ public final class JobStore {
     }
 
     public List<EnqueueResult> enqueueBatch(Connection c, List<Encoded> batch) throws SQLException {
+        if (anyUnique(batch)) {
+            return enqueueUnique(c, batch);
+        }
+        return enqueuePlainBatch(c, batch);
+    }
+
+    /**
+     * Enqueues requests some of which have a uniqueness key; results in input order. Must run in one
+     * transaction (the key locks are held until it ends). The key rows are locked first, all at once in key
+     * order; then each keyed request, in input order, looks at its key's latest job (which may be one an
+     * earlier request of this batch created) and inserts, returns it, replaces it or rejects; the requests
+     * without a key go in one batch statement.
+     *
+     * @throws DuplicateJobException a request with {@link Uniqueness.Conflict#REJECT} found its key's job in
+     *                               scope: the caller rolls back (or to its savepoint), so nothing is written
+     */
+    private List<EnqueueResult> enqueueUnique(Connection c, List<Encoded> batch) throws SQLException {
+        int n = batch.size();
+        List<String> keys = new ArrayList<>();
+        List<Encoded> plain = new ArrayList<>();
+        for (Encoded e : batch) {
+            if (e.unique() != null) {
+                keys.add(e.unique().key());
+            } else {
+                plain.add(e);
+            }
+        }
+        Map<String, Long> latest = new HashMap<>();
+        try (SqlCall q = sql.prepare(c, "unique_lock").setArray("keys", "text", keys.toArray(new String[0]))) {
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                latest.put(rs.getString(1), rs.getLong(2));
+            }
+        }
+        EnqueueResult[] out = new EnqueueResult[n];
+        for (int i = 0; i < n; i++) {
+            Encoded e = batch.get(i);
+            if (e.unique() == null) {
+                continue;
+            }
+            Unique u = e.unique();
+            long latestId = latest.get(u.key());
+            String state = latestId == 0 ? null : findInScope(c, latestId, u);
+            if (state != null) {
+                switch (u.conflict()) {
+                    case RETURN_EXISTING -> out[i] = new EnqueueResult(latestId, false);
+                    case REJECT -> throw new DuplicateJobException(u.key(), latestId);
+                    case REPLACE -> {
+                        if ("available".equals(state) && replace(c, latestId, e)) {
+                            out[i] = new EnqueueResult(latestId, false, EnqueueResult.Outcome.REPLACED);
+                        } else if (u.kind() != Uniqueness.Scope.AVAILABLE) {
+                            out[i] = new EnqueueResult(latestId, false); // running or finished: never changed
+                        } // else claimed since the lookup: it left the scope, so a new job follows
+                    }
+                }
+            }
+            if (out[i] == null) {
+                out[i] = insertUnique(c, e);
+                if (out[i].created()) {
+                    latest.put(u.key(), out[i].id());
+                }
+            }
+        }
+        if (!plain.isEmpty()) {
+            List<EnqueueResult> plainResults = enqueuePlainBatch(c, plain);
+            int next = 0;
+            for (int i = 0; i < n; i++) {
+                if (out[i] == null) {
+                    out[i] = plainResults.get(next++);
+                }
+            }
+        }
+        return List.of(out);
+    }
+
+    /** The state of job {@code id} if it is in the scope of {@code u}, else null. */
+    private String findInScope(Connection c, long id, Unique u) throws SQLException {
+        try (SqlCall q = sql.prepare(c, "unique_find")
+                .setLong("id", id)
+                .setString("scope", u.scope())
+                .setLongOrNull("window_ms", u.windowMs())) {
+            ResultSet rs = q.query();
+            return rs.next() ? rs.getString(2) : null;
+        }
+    }
+
+    private boolean replace(Connection c, long id, Encoded e) throws SQLException {
+        try (SqlCall q = sql.prepare(c, "unique_replace")
+                .setLong("id", id)
+                .setString("payload", e.payloadJson())
+                .setInstant("run_at", e.runAt())
+                .setLong("delay_ms", e.delay().toMillis())
+                .setString("channel", channel)) {
+            return q.query().next();
+        }
+    }
+
+    private EnqueueResult insertUnique(Connection c, Encoded r) throws SQLException {
+        try (SqlCall q = sql.prepare(c, "enqueue_unique")
+                .setString("queue", r.queue())
+                .setString("kind", r.kind())
+                .setString("payload", r.payloadJson())
+                .setInt("priority", r.priority())
+                .setInstant("run_at", r.runAt())
+                .setLong("delay_ms", r.delay().toMillis())
+                .setInt("max_attempts", r.maxAttempts())
+                .setLongOrNull(
+                        "timeout_ms", r.timeout() == null ? null : r.timeout().toMillis())
+                .setString("concurrency_key", r.concurrencyKey())
+                .setString("idempotency_key", r.idempotencyKey())
+                .setString("metadata", r.metadataJson())
+                .setString("unique_key", r.unique().key())
+                .setString("channel", channel)) {
+            ResultSet rs = q.query();
+            if (rs.next()) {
+                metrics.jobsEnqueued(r.queue(), r.kind(), 1);
+                return new EnqueueResult(rs.getLong(1), true);
+            }
+        }
+        // The idempotency key was taken: that job stands, and the uniqueness key keeps naming its latest job.
+        return new EnqueueResult(existing(c, List.of(r.idempotencyKey())).get(r.idempotencyKey()), false);
+    }
+
+    /** Deletes up to {@code limit} uniqueness-key rows whose job is gone; returns how many. */
+    public int pruneUnique(Connection c, int limit) throws SQLException {
+        try (SqlCall q = sql.prepare(c, "prune_unique").setInt("limit", limit)) {
+            return q.update();
+        }
+    }
+
+    private List<EnqueueResult> enqueuePlainBatch(Connection c, List<Encoded> batch) throws SQLException {
         int n = batch.size();
         String[] queues = new String[n];
         String[] kinds = new String[n];
@@ -370,6 +557,21 @@ public final class JobStore {
         return out;
     }
 
+    /** Snoozed attempts: available again after their delay, the attempt given back; returns the ids changed. */
+    public List<Long> snooze(Connection c, long[] ids, long[] tokens, Long[] delaysMs) throws SQLException {
+        List<Long> out = new ArrayList<>(ids.length);
+        try (SqlCall q = sql.prepare(c, "snooze")
+                .setArray("ids", "int8", boxed(ids))
+                .setArray("tokens", "int8", boxed(tokens))
+                .setArray("delays_ms", "int8", delaysMs)) {
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                out.add(rs.getLong(1));
+            }
+        }
+        return out;
+    }
+
     /** Returns expired attempts to their queue (or fails them); the number of jobs rescued. */
     public int rescue(Connection c, int limit, int maxStalls, String nodeId) throws SQLException {
         try (SqlCall q = sql.prepare(c, "rescue")
@@ -441,7 +643,8 @@ public final class JobStore {
                         errors.apply(rs.getString("errors")),
                         Jdbc.instant(rs, "created_at"),
                         Optional.ofNullable(Jdbc.instantOrNull(rs, "finished_at")),
-                        JobMetadata.parse(rs.getString("metadata"))));
+                        JobMetadata.parse(rs.getString("metadata")),
+                        Optional.ofNullable(JobMetadata.retryPolicy(rs.getString("metadata")))));
             }
         }
     }

@@ -183,6 +183,7 @@ public final class Maintenance {
         if (settings.isPresent()) {
             long keep = settings.get().retention().toMillis();
             finished = batches("pruning finished jobs", c -> jobs.prune(c, keep, BATCH));
+            batches("pruning the uniqueness keys of pruned jobs", c -> jobs.pruneUnique(c, BATCH));
         }
         int idle = batches("pruning idle leases", c -> leases.pruneIdle(c, config.retention(), BATCH));
         int history = batches("pruning lease history", c -> leases.pruneHistory(c, config.retention(), BATCH));
