@@ -52,10 +52,6 @@ public final class Schedules {
     /** Recorded as the author of runtime-schedule changes: an actor, or this node's application and version. */
     private final String author;
 
-    Schedules(DataSource dataSource, String schema, JobStore jobStore, Jobs jobs) {
-        this(dataSource, schema, jobStore, jobs, "default", "0");
-    }
-
     Schedules(DataSource dataSource, String schema, JobStore jobStore, Jobs jobs, String app, String appVersion) {
         this.db = Db.of(dataSource);
         this.store = new ScheduleStore(schema);

@@ -130,8 +130,9 @@ class RuntimeSchedulesTest extends ScheduleTestSupport {
      * <p>Removed and seen failing: (1) the revision condition of {@code runtime_update} ({@code AND
      * (:expected_revision::bigint IS NULL OR revision = ...)} dropped): the second update succeeded and
      * overwrote the first; (2) the revision sequence in {@code runtime_insert} ({@code r.rev} → {@code 1}, so
-     * every new schedule starts at revision 1, with update's {@code r.rev} → {@code revision + 1}): the update
-     * based on the deleted schedule's revision changed the new one.
+     * every new schedule starts at revision 1, with update's {@code r.rev} → {@code revision + 1}): the
+     * re-created schedule took revision 1 again, the revision an update prepared against the deleted one
+     * carries.
      */
     @Test
     void staleRevision_isRefused_andChangesNothing() {
@@ -208,7 +209,7 @@ class RuntimeSchedulesTest extends ScheduleTestSupport {
      *
      * <p>Removed and seen failing: the runtime marker ({@code runtime_insert} storing {@code owner_app =
      * 'svc'}, the creating node's application, instead of {@code ''}): svc's orphan check disabled the runtime
-     * schedule and the pruner deleted it.
+     * schedules (and the pruner deleted them: 4 pruned instead of 2).
      */
     @Test
     void reconcilersOfEveryVersion_neitherDisableNorDeleteRuntimeSchedules() throws Exception {
@@ -221,6 +222,8 @@ class RuntimeSchedulesTest extends ScheduleTestSupport {
 
         v1.close();
         v2.schedules().reconcile("svc", "2");
+        assertThat(info("report:acme").enabled()).isTrue();
+        assertThat(info("tick:globex").enabled()).isTrue();
         assertThat(v2.schedules().disableOrphans("svc", "2")).isSubsetOf("B");
         assertThat(info("B").enabled()).isFalse();
         v2.close();
@@ -228,6 +231,7 @@ class RuntimeSchedulesTest extends ScheduleTestSupport {
             assertThat(schedulesApi().disableOrphans(app)).as(app).doesNotContain("report:acme", "tick:globex");
             schedulesApi().reconcile(app, "9");
         }
+        assertThat(info("report:acme").enabled()).isTrue();
         assertThat(info("C").enabled()).isFalse();
         try (Connection c = pool.getConnection()) {
             assertThat(new ScheduleStore(schema).prune(c, Duration.ZERO, 100)).isEqualTo(2);
