@@ -9,7 +9,9 @@ package dev.baton;
 public class ScheduleConflictException extends BatonException {
     private static final long serialVersionUID = 1L;
 
+    /** The schedule's name. */
     private final String scheduleName;
+    /** The stored runtime schedule's revision when the change was refused; 0 if declared or absent. */
     private final long currentRevision;
 
     /** A conflict on schedule {@code scheduleName}, now at {@code currentRevision} (0: declared or none). */

@@ -262,9 +262,14 @@ class RuntimeSchedulesTest extends ScheduleTestSupport {
             List<Future<ScheduleInfo>> calls = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 int minute = i;
+                // A pool per caller, as separate nodes would have (the user pool profile has 2 connections).
+                Schedules api = Baton.builder(closeLater(PG.newApplicationPool("race-" + i, 2)))
+                        .schema(schema)
+                        .build()
+                        .schedules();
                 calls.add(threads.submit(() -> {
                     go.await();
-                    return schedulesApi().create(acmeReport(minute + " 7 * * *"));
+                    return api.create(acmeReport(minute + " 7 * * *"));
                 }));
             }
             go.countDown();
