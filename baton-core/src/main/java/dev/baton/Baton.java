@@ -135,7 +135,7 @@ public final class Baton implements AutoCloseable {
         this.interceptors = new Interceptors(b.interceptors);
         this.jobs =
                 new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults, interceptors);
-        this.schedules = new Schedules(dataSource, schema, jobStore, jobs);
+        this.schedules = new Schedules(dataSource, schema, jobStore, jobs, app, appVersion);
         if (!b.sweeps.isEmpty() && b.worker == null) {
             throw new IllegalArgumentException("sweeps " + b.sweeps + " were registered but no worker is configured; "
                     + "sweeps run as jobs: add .worker(WorkerConfig.builder()...build())");

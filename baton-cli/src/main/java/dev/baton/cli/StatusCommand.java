@@ -9,6 +9,7 @@ import dev.baton.OwnershipView;
 import dev.baton.Page;
 import dev.baton.QueueStats;
 import dev.baton.ScheduleInfo;
+import dev.baton.ScheduleOrigin;
 import dev.baton.audit.TextTable;
 import java.io.PrintWriter;
 import java.sql.Connection;
@@ -266,10 +267,11 @@ final class StatusCommand implements Callable<Integer> {
             sb.append("  none\n");
         } else {
             List<String[]> rows = new ArrayList<>();
-            rows.add(new String[] {"SCHEDULE", "SPEC", "JOB", "NEXT RUN", "LAST RUN", "LAST JOB", "STATE"});
+            rows.add(new String[] {"SCHEDULE", "ORIGIN", "SPEC", "JOB", "NEXT RUN", "LAST RUN", "LAST JOB", "STATE"});
             for (ScheduleInfo si : schedules) {
                 rows.add(new String[] {
                     si.name(),
+                    origin(si),
                     spec(si),
                     si.jobKind(),
                     si.enabled() && !si.paused()
@@ -344,6 +346,18 @@ final class StatusCommand implements Callable<Integer> {
         return sb.toString();
     }
 
+    /**
+     * Who defines a schedule: {@code shop 1.4} (the declaring application and the version whose definition
+     * is stored), or {@code runtime r12 by alice} (its revision and the author of its last change).
+     */
+    static String origin(ScheduleInfo si) {
+        if (si.origin() == ScheduleOrigin.RUNTIME) {
+            return "runtime r" + si.revision()
+                    + si.changedBy().map(b -> " by " + b).orElse("");
+        }
+        return si.ownerApp() + " " + si.definitionVersion();
+    }
+
     private static String spec(ScheduleInfo si) {
         if (si.specKind().equals("interval")) {
             try {
@@ -400,6 +414,12 @@ final class StatusCommand implements Callable<Integer> {
         for (ScheduleInfo si : schedules) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("name", si.name());
+            m.put("origin", si.origin().name().toLowerCase(java.util.Locale.ROOT));
+            m.put("ownerApp", si.ownerApp());
+            m.put("definitionVersion", si.definitionVersion());
+            m.put("revision", si.origin() == ScheduleOrigin.RUNTIME ? si.revision() : null);
+            m.put("changedBy", si.changedBy().orElse(null));
+            m.put("changedAt", si.changedAt().map(Instant::toString).orElse(null));
             m.put("specKind", si.specKind());
             m.put("spec", si.spec());
             m.put("timeZone", si.timeZone());

@@ -151,6 +151,40 @@ class StatusCommandTest {
         assertThat(nodeLine(after.out(), "node-d")).contains("stopped");
     }
 
+    /** Issue 15: declared and runtime schedules show where they come from, with version or revision. */
+    @Test
+    void schedulesShowTheirOriginWithVersionOrRevision() {
+        Baton.migrate(PG.dataSource(), schema);
+        try (Baton node = Baton.builder(PG.dataSource())
+                .schema(schema)
+                .nodeId("node-s")
+                .application("shop", "1.4")
+                .schedule(Schedule.cron("shop.close-day", "0 3 * * *").job("close-day", null))
+                .build()
+                .start()) {
+            long revision = node.schedules()
+                    .changedBy("admin@acme")
+                    .create(Schedule.cron("report:acme", "0 7 * * *")
+                            .zone("Asia/Tokyo")
+                            .job("tenant.report", null))
+                    .revision();
+            CliRun r = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(r.out()).contains("ORIGIN");
+            assertThat(lineWith(r.out(), "shop.close-day")).contains("shop 1.4");
+            assertThat(lineWith(r.out(), "report:acme"))
+                    .contains("runtime r" + revision + " by admin@acme")
+                    .contains("Asia/Tokyo");
+            CliRun json = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
+            assertThat(json.exitCode()).as(json.toString()).isZero();
+            assertThat(json.out())
+                    .contains("\"origin\": \"runtime\"")
+                    .contains("\"origin\": \"declared\"")
+                    .contains("\"revision\": " + revision)
+                    .contains("\"changedBy\": \"admin@acme\"");
+        }
+    }
+
     @Test
     void unknownOptionExitsWith2() {
         CliRun r = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--tables");

@@ -133,7 +133,7 @@ UPDATE ${schema}.schedule SET paused = :paused, updated_at = clock_timestamp() W
 SELECT s.name, s.owner_app, s.spec_kind, s.spec, s.time_zone, s.job_kind, s.job_queue, s.misfire_policy,
        s.allow_overlap, s.enabled, s.paused, s.declared_by, s.definition_version, s.next_run_at, s.last_due_at,
        s.last_fired_at, s.last_job_id, s.misfired_total, s.failing_since, s.error_count, s.last_error,
-       s.retry_at, j.state AS last_job_state
+       s.retry_at, s.revision, s.changed_by, s.changed_at, j.state AS last_job_state
   FROM ${schema}.schedule s LEFT JOIN ${schema}.job j ON j.id = s.last_job_id
  WHERE s.name > :after
  ORDER BY s.name
@@ -172,3 +172,63 @@ SELECT name, spec_kind, spec, time_zone, job_kind, job_queue, job_payload::text 
    AND (retry_at IS NULL OR retry_at <= :as_of::timestamptz)
  ORDER BY next_run_at
  LIMIT :limit
+
+-- Runtime schedules (Schedules.create / update / delete; schema version 10, decision 0021). They are rows
+-- with owner_app = '': no application can have an empty name, so no application's reconciler (which
+-- matches owner_app = its name) disables one, and the pruner (disabled rows only) never deletes one.
+-- Every statement below touches only such rows: a declared schedule is never changed through them.
+
+-- name: get
+-- One schedule, as list shows it.
+SELECT s.name, s.owner_app, s.spec_kind, s.spec, s.time_zone, s.job_kind, s.job_queue, s.misfire_policy,
+       s.allow_overlap, s.enabled, s.paused, s.declared_by, s.definition_version, s.next_run_at, s.last_due_at,
+       s.last_fired_at, s.last_job_id, s.misfired_total, s.failing_since, s.error_count, s.last_error,
+       s.retry_at, s.revision, s.changed_by, s.changed_at, j.state AS last_job_state
+  FROM ${schema}.schedule s LEFT JOIN ${schema}.job j ON j.id = s.last_job_id
+ WHERE s.name = :name
+
+-- name: runtime_insert
+-- Creates a runtime schedule, first due at :next_run_at, at a fresh revision. Inserts nothing if the name
+-- is taken (declared or runtime): a create racing another of the same name waits on the primary key for
+-- the other's commit, then inserts nothing, and the caller reports who holds the name.
+INSERT INTO ${schema}.schedule (name, owner_app, spec_kind, spec, time_zone, job_kind, job_queue, job_payload,
+                                job_priority, job_max_attempts, misfire_policy, catch_up_limit,
+                                misfire_threshold_ms, allow_overlap, declared_by, definition_version, next_run_at,
+                                revision, changed_by, changed_at)
+SELECT :name, '', :spec_kind, :spec, :time_zone, :job_kind, :job_queue, :job_payload::jsonb, :job_priority,
+       :job_max_attempts, :misfire_policy, :catch_up_limit, :misfire_threshold_ms, :allow_overlap, '{}',
+       'r' || r.rev, :next_run_at, r.rev, :changed_by, clock_timestamp()
+  FROM (SELECT nextval('${schema}.schedule_revision') AS rev) r
+ON CONFLICT (name) DO NOTHING
+RETURNING revision
+
+-- name: runtime_update
+-- Replaces a runtime schedule's definition, if it is still at :expected_revision (null: whatever its
+-- revision), at a fresh revision. The next run moves to :next_run_at only if the timing (kind, spec, zone)
+-- changed; otherwise the stored one stays, so an instant already due still fires once. A recorded failure
+-- is cleared: the new definition gets its chance at once. Row-locked: a firing in progress either commits
+-- first (and this waits) or finds next_run_at moved and rolls back.
+UPDATE ${schema}.schedule AS s
+   SET next_run_at = CASE WHEN (spec_kind, spec, time_zone)
+                                   IS DISTINCT FROM (:spec_kind::text, :spec::text, :time_zone::text)
+                          THEN :next_run_at::timestamptz ELSE next_run_at END,
+       spec_kind = :spec_kind, spec = :spec, time_zone = :time_zone, job_kind = :job_kind, job_queue = :job_queue,
+       job_payload = :job_payload::jsonb, job_priority = :job_priority, job_max_attempts = :job_max_attempts,
+       misfire_policy = :misfire_policy, catch_up_limit = :catch_up_limit,
+       misfire_threshold_ms = :misfire_threshold_ms, allow_overlap = :allow_overlap,
+       revision = r.rev, definition_version = 'r' || r.rev,
+       changed_by = :changed_by, changed_at = clock_timestamp(), updated_at = clock_timestamp(),
+       failing_since = NULL, error_count = 0, last_error = NULL, retry_at = NULL
+  FROM (SELECT nextval('${schema}.schedule_revision') AS rev) r
+ WHERE name = :name AND owner_app = ''
+   AND (:expected_revision::bigint IS NULL OR revision = :expected_revision::bigint)
+RETURNING revision
+
+-- name: runtime_delete
+-- Deletes a runtime schedule, if it is still at :expected_revision (null: whatever its revision). A firing
+-- in progress either commits first or finds the row gone and rolls back (its compare-and-set matches
+-- nothing), so no job is enqueued for the schedule after this commits.
+DELETE FROM ${schema}.schedule
+ WHERE name = :name AND owner_app = ''
+   AND (:expected_revision::bigint IS NULL OR revision = :expected_revision::bigint)
+RETURNING name

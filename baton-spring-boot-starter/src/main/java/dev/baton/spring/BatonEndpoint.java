@@ -5,6 +5,7 @@ import dev.baton.LeaseInfo;
 import dev.baton.OwnershipView;
 import dev.baton.QueueStats;
 import dev.baton.ScheduleInfo;
+import dev.baton.ScheduleOrigin;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -76,7 +77,9 @@ public class BatonEndpoint {
     }
 
     /**
-     * One schedule: its spec in words ({@code every 5s}, {@code cron '0 3 * * *' Europe/Berlin}) and in
+     * One schedule: where it comes from ({@code origin} declared or runtime; the declaring {@code ownerApp}
+     * and the {@code definitionVersion} stored, or a runtime schedule's {@code revision} and who changed it
+     * last, when), its spec in words ({@code every 5s}, {@code cron '0 3 * * *' Europe/Berlin}) and in
      * parts ({@code kind}, {@code expression} for cron, {@code intervalMs} for intervals, {@code zone}),
      * the next run, the last run (its due instant, when it fired, the job and that job's current state),
      * the instants dropped by the misfire policy, and whether it is paused, disabled or failing. Every
@@ -87,6 +90,13 @@ public class BatonEndpoint {
         Long intervalMs = interval ? intervalMs(s.spec()) : null;
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", s.name());
+        boolean runtime = s.origin() == ScheduleOrigin.RUNTIME;
+        m.put("origin", runtime ? "runtime" : "declared");
+        m.put("ownerApp", runtime ? null : s.ownerApp());
+        m.put("definitionVersion", s.definitionVersion());
+        m.put("revision", runtime ? s.revision() : null);
+        m.put("changedBy", s.changedBy().orElse(null));
+        m.put("changedAt", s.changedAt().map(Object::toString).orElse(null));
         m.put("spec", describe(s, intervalMs));
         m.put("kind", s.specKind());
         m.put("expression", interval ? null : s.spec());

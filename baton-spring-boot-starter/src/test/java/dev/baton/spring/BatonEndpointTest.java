@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.Baton;
+import dev.baton.Schedule;
+import dev.baton.ScheduleInfo;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.util.List;
@@ -15,10 +17,19 @@ import org.springframework.boot.actuate.health.Status;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** {@code /actuator/baton}'s schedules: spec with its unit, next and last run, last job state, misfires. */
+/**
+ * {@code /actuator/baton}'s schedules: origin (declared or runtime) with version or revision, spec with its
+ * unit, next and last run, last job state, misfires.
+ */
 class BatonEndpointTest extends StarterTestSupport {
     static final Set<String> KEYS = Set.of(
             "name",
+            "origin",
+            "ownerApp",
+            "definitionVersion",
+            "revision",
+            "changedBy",
+            "changedAt",
             "spec",
             "kind",
             "expression",
@@ -154,5 +165,40 @@ class BatonEndpointTest extends StarterTestSupport {
         assertThat(BatonEndpoint.duration(90_000)).isEqualTo("90s");
         assertThat(BatonEndpoint.duration(7_200_000)).isEqualTo("2h");
         assertThat(BatonEndpoint.duration(86_400_000)).isEqualTo("1d");
+    }
+
+    @Test
+    void runtimeSchedulesShowTheirOriginRevisionAndAuthor() {
+        runner().withUserConfiguration(TasksConfig.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            BatonEndpoint endpoint = context.getBean(BatonEndpoint.class);
+            Baton baton = context.getBean(Baton.class);
+            ScheduleInfo created = baton.schedules()
+                    .changedBy("admin@acme")
+                    .create(Schedule.cron("report:acme", "0 7 * * *")
+                            .zone("Asia/Tokyo")
+                            .job("tenant.report", null));
+
+            Map<String, Object> acme = schedule(endpoint.baton(), "report:acme");
+            assertThat(acme)
+                    .containsEntry("origin", "runtime")
+                    .containsEntry("ownerApp", null)
+                    .containsEntry("revision", created.revision())
+                    .containsEntry("definitionVersion", "r" + created.revision())
+                    .containsEntry("changedBy", "admin@acme")
+                    .containsEntry("spec", "cron '0 7 * * *' Asia/Tokyo");
+            assertThat((String) acme.get("changedAt")).isNotNull();
+            Map<String, Object> nightly = schedule(endpoint.baton(), "nightly");
+            assertThat(nightly)
+                    .containsEntry("origin", "declared")
+                    .containsEntry("revision", null)
+                    .containsEntry("changedBy", null)
+                    .containsEntry("changedAt", null);
+            assertThat((String) nightly.get("ownerApp")).isNotEmpty();
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> all =
+                    (List<Map<String, Object>>) endpoint.baton().get("schedules");
+            assertThat(all).hasSize(4).allSatisfy(s -> assertThat(s.keySet()).isEqualTo(KEYS));
+        });
     }
 }

@@ -2,6 +2,7 @@ package dev.baton.internal.schedule;
 
 import dev.baton.JobState;
 import dev.baton.ScheduleInfo;
+import dev.baton.ScheduleOrigin;
 import dev.baton.internal.db.Identifiers;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.db.Sql;
@@ -16,6 +17,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalLong;
 import org.postgresql.util.PGInterval;
 
 /**
@@ -24,6 +26,12 @@ import org.postgresql.util.PGInterval;
  * ordering and the firing arithmetic are the callers'; this class only talks to the database.
  */
 public final class ScheduleStore {
+    /**
+     * The {@code owner_app} of a schedule created at run time: no application can have an empty name, so
+     * no application's reconciler (which matches its own name) disables one (decision 0021).
+     */
+    public static final String RUNTIME_OWNER = "";
+
     /**
      * A schedule's definition as the table stores it: the spec kind and misfire policy as the table spells
      * them ({@code cron}, {@code catch_up}, …) and the job's payload as JSON text.
@@ -106,32 +114,7 @@ public final class ScheduleStore {
             ResultSet rs = q.query();
             List<ScheduleInfo> out = new ArrayList<>();
             while (rs.next()) {
-                long jobId = rs.getLong("last_job_id");
-                Optional<Long> lastJob = rs.wasNull() ? Optional.empty() : Optional.of(jobId);
-                String state = rs.getString("last_job_state");
-                out.add(new ScheduleInfo(
-                        rs.getString("name"),
-                        rs.getString("owner_app"),
-                        rs.getString("spec_kind"),
-                        rs.getString("spec"),
-                        rs.getString("time_zone"),
-                        rs.getString("job_kind"),
-                        rs.getString("job_queue"),
-                        rs.getString("misfire_policy"),
-                        rs.getBoolean("allow_overlap"),
-                        rs.getBoolean("enabled"),
-                        rs.getBoolean("paused"),
-                        Arrays.asList((String[]) rs.getArray("declared_by").getArray()),
-                        rs.getString("definition_version"),
-                        Jdbc.instant(rs, "next_run_at"),
-                        Optional.ofNullable(Jdbc.instantOrNull(rs, "last_due_at")),
-                        Optional.ofNullable(Jdbc.instantOrNull(rs, "last_fired_at")),
-                        lastJob,
-                        Optional.ofNullable(state).map(s -> JobState.valueOf(s.toUpperCase(Locale.ROOT))),
-                        rs.getLong("misfired_total"),
-                        Optional.ofNullable(Jdbc.instantOrNull(rs, "failing_since")),
-                        rs.getInt("error_count"),
-                        Optional.ofNullable(rs.getString("last_error"))));
+                out.add(info(rs));
             }
             return out;
         }
@@ -390,5 +373,95 @@ public final class ScheduleStore {
             }
             return out;
         }
+    }
+
+    /** One row of {@code list} or {@code get}. */
+    private static ScheduleInfo info(ResultSet rs) throws SQLException {
+        long jobId = rs.getLong("last_job_id");
+        Optional<Long> lastJob = rs.wasNull() ? Optional.empty() : Optional.of(jobId);
+        String state = rs.getString("last_job_state");
+        String owner = rs.getString("owner_app");
+        long revision = rs.getLong("revision"); // null (declared) reads as 0
+        return new ScheduleInfo(
+                rs.getString("name"),
+                owner,
+                rs.getString("spec_kind"),
+                rs.getString("spec"),
+                rs.getString("time_zone"),
+                rs.getString("job_kind"),
+                rs.getString("job_queue"),
+                rs.getString("misfire_policy"),
+                rs.getBoolean("allow_overlap"),
+                rs.getBoolean("enabled"),
+                rs.getBoolean("paused"),
+                Arrays.asList((String[]) rs.getArray("declared_by").getArray()),
+                rs.getString("definition_version"),
+                Jdbc.instant(rs, "next_run_at"),
+                Optional.ofNullable(Jdbc.instantOrNull(rs, "last_due_at")),
+                Optional.ofNullable(Jdbc.instantOrNull(rs, "last_fired_at")),
+                lastJob,
+                Optional.ofNullable(state).map(s -> JobState.valueOf(s.toUpperCase(Locale.ROOT))),
+                rs.getLong("misfired_total"),
+                Optional.ofNullable(Jdbc.instantOrNull(rs, "failing_since")),
+                rs.getInt("error_count"),
+                Optional.ofNullable(rs.getString("last_error")),
+                RUNTIME_OWNER.equals(owner) ? ScheduleOrigin.RUNTIME : ScheduleOrigin.DECLARED,
+                revision,
+                Optional.ofNullable(rs.getString("changed_by")),
+                Optional.ofNullable(Jdbc.instantOrNull(rs, "changed_at")));
+    }
+
+    /** Schedule {@code name} as {@link #list} shows it; empty if there is no such schedule. */
+    public Optional<ScheduleInfo> get(Connection c, String name) throws SQLException {
+        try (SqlCall q = sql.prepare(c, "get").setString("name", name)) {
+            ResultSet rs = q.query();
+            return rs.next() ? Optional.of(info(rs)) : Optional.empty();
+        }
+    }
+
+    // ---------------------------------------------------------------- runtime schedules
+
+    /**
+     * Creates runtime schedule {@code d}, first due at {@code nextRunAt}; returns its revision, or empty if
+     * the name is taken (by a declared or a runtime schedule).
+     */
+    public OptionalLong runtimeInsert(Connection c, Definition d, Instant nextRunAt, String changedBy)
+            throws SQLException {
+        try (SqlCall q = bind(sql.prepare(c, "runtime_insert"), d)
+                .setString("name", d.name())
+                .setInstant("next_run_at", nextRunAt)
+                .setString("changed_by", changedBy)) {
+            return revision(q.query());
+        }
+    }
+
+    /**
+     * Replaces the definition of runtime schedule {@code d.name()} if it is at {@code expectedRevision}
+     * (null: any); its next run becomes {@code nextRunAt} only if the timing changed. Returns the new
+     * revision, or empty if nothing was changed (no such runtime schedule, or another revision).
+     */
+    public OptionalLong runtimeUpdate(
+            Connection c, Definition d, Instant nextRunAt, Long expectedRevision, String changedBy)
+            throws SQLException {
+        try (SqlCall q = bind(sql.prepare(c, "runtime_update"), d)
+                .setString("name", d.name())
+                .setInstant("next_run_at", nextRunAt)
+                .setLongOrNull("expected_revision", expectedRevision)
+                .setString("changed_by", changedBy)) {
+            return revision(q.query());
+        }
+    }
+
+    /** Deletes runtime schedule {@code name} if it is at {@code expectedRevision} (null: any); false if not. */
+    public boolean runtimeDelete(Connection c, String name, Long expectedRevision) throws SQLException {
+        try (SqlCall q = sql.prepare(c, "runtime_delete")
+                .setString("name", name)
+                .setLongOrNull("expected_revision", expectedRevision)) {
+            return q.query().next();
+        }
+    }
+
+    private static OptionalLong revision(ResultSet rs) throws SQLException {
+        return rs.next() ? OptionalLong.of(rs.getLong("revision")) : OptionalLong.empty();
     }
 }
