@@ -84,12 +84,14 @@ RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_at
 -- holds the job row FOR UPDATE until it commits) are skipped rather than waited for, so one long
 -- completion transaction cannot stall the heartbeat of every other job on the node. Returns, per
 -- current attempt: extended (with its cancel flag), or locked (still current, not extended this time).
--- Attempts missing from the result are no longer current.
+-- Attempts missing from the result are no longer current. A lease that has expired is never extended,
+-- like a lease's renewal: a beat delayed past the expiry (a pause inside its send) must not revive an
+-- attempt whose place a cluster-wide job limit already gave to another job; the attempt self-stops.
 WITH t AS (
     SELECT * FROM unnest(:ids::bigint[], :tokens::bigint[]) AS t(id, token)
 ), lockable AS (
     SELECT j.id FROM ${schema}.job j JOIN t ON j.id = t.id AND j.attempt_token = t.token
-     WHERE j.state = 'running'
+     WHERE j.state = 'running' AND j.lease_expires_at > clock_timestamp()
        FOR UPDATE OF j SKIP LOCKED
 ), extended AS (
     UPDATE ${schema}.job j
@@ -102,7 +104,7 @@ SELECT id, cancel_requested, true AS extended FROM extended
 UNION ALL
 SELECT j.id, j.cancel_requested, false
   FROM ${schema}.job j JOIN t ON j.id = t.id AND j.attempt_token = t.token
- WHERE j.state = 'running' AND j.id NOT IN (SELECT id FROM extended)
+ WHERE j.state = 'running' AND j.lease_expires_at > clock_timestamp() AND j.id NOT IN (SELECT id FROM extended)
 
 -- name: complete
 -- Successful attempts, batched.

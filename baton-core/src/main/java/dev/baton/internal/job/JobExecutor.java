@@ -217,8 +217,8 @@ public final class JobExecutor {
             a.failure = e;
             return a.completedInTransaction ? null : AttemptOutcome.fail(a.job, error(a, e));
         } catch (JobHandler.Snooze e) {
-            a.failure = e;
-            // Not now: back to waiting with the attempt given back (see the snooze statement).
+            // Not a failure (interceptors see none). Not now: back to waiting with the attempt given back (see the
+            // snooze statement).
             return a.completedInTransaction
                     ? null
                     : AttemptOutcome.snooze(a.job, e.delay().toMillis());
