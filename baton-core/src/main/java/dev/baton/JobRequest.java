@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -61,71 +62,78 @@ public final class JobRequest {
 
     final String idempotencyKey;
     final String concurrencyKey;
+    /** How jobs of the concurrency key are ordered; {@link KeyOrder#ANY} unless set. */
+    final KeyOrder keyOrder;
     /** Unmodifiable, in insertion order; empty unless set. */
     final Map<String, String> metadata;
     /** Uniqueness and the per-job retry policy; {@link Options#NONE} unless set. */
     final Options options;
 
-    private JobRequest(
-            String kind,
-            Object payload,
-            String queue,
-            int priority,
-            Instant runAt,
-            Duration delay,
-            int maxAttempts,
-            Duration timeout,
-            String idempotencyKey,
-            String concurrencyKey,
-            Map<String, String> metadata,
-            Options options) {
-        this.kind = kind;
-        this.payload = payload;
-        this.queue = queue;
-        this.priority = priority;
-        this.runAt = runAt;
-        this.delay = delay;
-        this.maxAttempts = maxAttempts;
-        this.timeout = timeout;
-        this.idempotencyKey = idempotencyKey;
-        this.concurrencyKey = concurrencyKey;
-        this.metadata = metadata;
-        this.options = options;
+    private JobRequest(Draft d) {
+        this.kind = d.kind;
+        this.payload = d.payload;
+        this.queue = d.queue;
+        this.priority = d.priority;
+        this.runAt = d.runAt;
+        this.delay = d.delay;
+        this.maxAttempts = d.maxAttempts;
+        this.timeout = d.timeout;
+        this.idempotencyKey = d.idempotencyKey;
+        this.concurrencyKey = d.concurrencyKey;
+        this.keyOrder = d.keyOrder;
+        this.metadata = d.metadata;
+        this.options = d.options;
+    }
+
+    /** The fields of a request being derived from another: every setter copies, changes one thing, builds. */
+    private static final class Draft {
+        String kind;
+        Object payload;
+        String queue;
+        int priority = DEFAULT_PRIORITY;
+        Instant runAt;
+        Duration delay = Duration.ZERO;
+        int maxAttempts;
+        Duration timeout;
+        String idempotencyKey;
+        String concurrencyKey;
+        KeyOrder keyOrder = KeyOrder.ANY;
+        Map<String, String> metadata = Map.of();
+        Options options = Options.NONE;
+    }
+
+    /** This request with {@code change} applied to a copy of its fields. */
+    private JobRequest with(Consumer<Draft> change) {
+        Draft d = new Draft();
+        d.kind = kind;
+        d.payload = payload;
+        d.queue = queue;
+        d.priority = priority;
+        d.runAt = runAt;
+        d.delay = delay;
+        d.maxAttempts = maxAttempts;
+        d.timeout = timeout;
+        d.idempotencyKey = idempotencyKey;
+        d.concurrencyKey = concurrencyKey;
+        d.keyOrder = keyOrder;
+        d.metadata = metadata;
+        d.options = options;
+        change.accept(d);
+        return new JobRequest(d);
     }
 
     /** A job of {@code kind} (1 to 200 characters) with a payload the codec can encode (may be null). */
     public static JobRequest of(String kind, Object payload) {
         Identifiers.name("job kind", kind);
-        return new JobRequest(
-                kind,
-                payload,
-                null,
-                DEFAULT_PRIORITY,
-                null,
-                Duration.ZERO,
-                0,
-                null,
-                null,
-                null,
-                Map.of(),
-                Options.NONE);
+        Draft d = new Draft();
+        d.kind = kind;
+        d.payload = payload;
+        return new JobRequest(d);
     }
 
     /** This request on {@code queue} (see {@link #QUEUE_NAME}); default: the kind's {@link JobDefaults}, else {@value #DEFAULT_QUEUE}. */
     public JobRequest queue(String queue) {
-        return new JobRequest(
-                kind,
-                payload,
-                validQueue(queue),
-                priority,
-                runAt,
-                delay,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                concurrencyKey,
-                metadata,
-                options);
+        return with(d -> d.queue = validQueue(queue));
     }
 
     /** 0 (runs first) to 100 (runs last); default 50. */
@@ -134,72 +142,30 @@ public final class JobRequest {
             throw new IllegalArgumentException("priority must be between " + MIN_PRIORITY + " (first) and "
                     + MAX_PRIORITY + " (last), but was " + priority);
         }
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                runAt,
-                delay,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                concurrencyKey,
-                metadata,
-                options);
+        return with(d -> d.priority = priority);
     }
 
     /** Not before this instant (compared with the database clock). Replaces any delay. */
     public JobRequest runAt(Instant runAt) {
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                Objects.requireNonNull(runAt, "runAt"),
-                Duration.ZERO,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                concurrencyKey,
-                metadata,
-                options);
+        return with(d -> {
+            d.runAt = Objects.requireNonNull(runAt, "runAt");
+            d.delay = Duration.ZERO;
+        });
     }
 
     /** Not before this long after enqueue, on the database clock. Replaces any run-at. */
     public JobRequest delay(Duration delay) {
         Checks.requirePositive("delay", delay, true);
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                null,
-                delay,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                concurrencyKey,
-                metadata,
-                options);
+        return with(d -> {
+            d.runAt = null;
+            d.delay = delay;
+        });
     }
 
     /** How many attempts in all (1 to 1000); default: the kind's {@link JobDefaults}, else 25. */
     public JobRequest maxAttempts(int maxAttempts) {
         validMaxAttempts(maxAttempts);
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                runAt,
-                delay,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                concurrencyKey,
-                metadata,
-                options);
+        return with(d -> d.maxAttempts = maxAttempts);
     }
 
     /**
@@ -208,19 +174,7 @@ public final class JobRequest {
      */
     public JobRequest timeout(Duration timeout) {
         Checks.requirePositive("timeout", timeout, false);
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                runAt,
-                delay,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                concurrencyKey,
-                metadata,
-                options);
+        return with(d -> d.timeout = timeout);
     }
 
     /**
@@ -228,36 +182,36 @@ public final class JobRequest {
      * job instead of creating a second one. 1 to 200 characters.
      */
     public JobRequest idempotencyKey(String key) {
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                runAt,
-                delay,
-                maxAttempts,
-                timeout,
-                Identifiers.name("idempotencyKey", key),
-                concurrencyKey,
-                metadata,
-                options);
+        return with(d -> d.idempotencyKey = Identifiers.name("idempotencyKey", key));
     }
 
-    /** At most one job with this key runs at a time, across all nodes. 1 to 200 characters. */
+    /**
+     * At most one job with this key runs at a time, across all nodes; among its ready jobs any may run
+     * next. 1 to 200 characters. Same as {@code concurrencyKey(key, KeyOrder.ANY)}.
+     */
     public JobRequest concurrencyKey(String key) {
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                runAt,
-                delay,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                Identifiers.name("concurrencyKey", key),
-                metadata,
-                options);
+        return concurrencyKey(key, KeyOrder.ANY);
+    }
+
+    /**
+     * At most one job with this key runs at a time, across all nodes, in the given order:
+     * {@link KeyOrder#FIFO} runs the key's jobs one after the other in enqueue order, a job waiting for
+     * its retry, its snooze or its run-at holding back every newer job of its key. 1 to 200 characters.
+     */
+    public JobRequest concurrencyKey(String key, KeyOrder order) {
+        Identifiers.name("concurrencyKey", key);
+        if (order == null) {
+            throw new IllegalArgumentException("key order must be KeyOrder.ANY or KeyOrder.FIFO, but was null");
+        }
+        return with(d -> {
+            d.concurrencyKey = key;
+            d.keyOrder = order;
+        });
+    }
+
+    /** How the jobs of this request's concurrency key are ordered ({@link KeyOrder#ANY} unless set). */
+    public KeyOrder keyOrder() {
+        return keyOrder;
     }
 
     /**
@@ -283,19 +237,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("a job carries at most " + MAX_METADATA_ENTRIES
                     + " metadata entries; adding '" + key + "' would make " + more.size());
         }
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                runAt,
-                delay,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                concurrencyKey,
-                Collections.unmodifiableMap(more),
-                options);
+        return with(d -> d.metadata = Collections.unmodifiableMap(more));
     }
 
     /**
@@ -349,19 +291,7 @@ public final class JobRequest {
     }
 
     private JobRequest withOptions(Options o) {
-        return new JobRequest(
-                kind,
-                payload,
-                queue,
-                priority,
-                runAt,
-                delay,
-                maxAttempts,
-                timeout,
-                idempotencyKey,
-                concurrencyKey,
-                metadata,
-                o);
+        return with(d -> d.options = o);
     }
 
     /** This request's metadata (unmodifiable; empty unless set with {@link #metadata(String, String)}). */
@@ -380,23 +310,15 @@ public final class JobRequest {
     }
 
     /** This request with the kind's defaults filling in the queue, max attempts and timeout it leaves unset. */
-    JobRequest withDefaults(JobDefaults d) {
-        if (d == null) {
+    JobRequest withDefaults(JobDefaults defaults) {
+        if (defaults == null) {
             return this;
         }
-        return new JobRequest(
-                kind,
-                payload,
-                queue != null ? queue : d.queue(),
-                priority,
-                runAt,
-                delay,
-                maxAttempts != 0 ? maxAttempts : d.maxAttempts(),
-                timeout != null ? timeout : d.timeout(),
-                idempotencyKey,
-                concurrencyKey,
-                metadata,
-                options);
+        return with(d -> {
+            d.queue = queue != null ? queue : defaults.queue();
+            d.maxAttempts = maxAttempts != 0 ? maxAttempts : defaults.maxAttempts();
+            d.timeout = timeout != null ? timeout : defaults.timeout();
+        });
     }
 
     static int validMaxAttempts(int maxAttempts) {
@@ -430,6 +352,7 @@ public final class JobRequest {
                 concurrencyKey,
                 idempotencyKey,
                 metadataJson,
-                options.uniqueKey() == null ? null : JobStore.Unique.of(options.uniqueKey(), options.uniqueness()));
+                options.uniqueKey() == null ? null : JobStore.Unique.of(options.uniqueKey(), options.uniqueness()),
+                keyOrder == KeyOrder.FIFO);
     }
 }

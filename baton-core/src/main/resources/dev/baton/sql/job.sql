@@ -8,10 +8,10 @@
 -- notification is sent at commit, so workers wake only for committed jobs. :run_at null means now.
 WITH ins AS (
     INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
-                               concurrency_key, idempotency_key, metadata)
+                               concurrency_key, key_fifo, idempotency_key, metadata)
     VALUES (:queue, :kind, :payload::jsonb, :priority, 'available',
             coalesce(:run_at::timestamptz, clock_timestamp()) + :delay_ms * interval '1 millisecond',
-            :max_attempts, :timeout_ms, :concurrency_key, :idempotency_key, :metadata::jsonb)
+            :max_attempts, :timeout_ms, :concurrency_key, :key_fifo, :idempotency_key, :metadata::jsonb)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, queue
 )
@@ -22,15 +22,15 @@ SELECT id, pg_notify(:channel, queue) IS NULL AS notified FROM ins
 WITH input AS (
     SELECT * FROM unnest(:queues::text[], :kinds::text[], :payloads::text[], :priorities::smallint[],
                          :run_ats::timestamptz[], :delays_ms::bigint[], :max_attempts::int[], :timeouts_ms::bigint[],
-                         :concurrency_keys::text[], :idempotency_keys::text[], :metadata::text[])
+                         :concurrency_keys::text[], :key_fifo::boolean[], :idempotency_keys::text[], :metadata::text[])
              WITH ORDINALITY AS t(queue, kind, payload, priority, run_at, delay_ms, max_attempts, timeout_ms,
-                                  concurrency_key, idempotency_key, metadata, ord)
+                                  concurrency_key, key_fifo, idempotency_key, metadata, ord)
 ), ins AS (
     INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
-                               concurrency_key, idempotency_key, metadata)
+                               concurrency_key, key_fifo, idempotency_key, metadata)
     SELECT queue, kind, payload::jsonb, priority, 'available',
            coalesce(run_at, clock_timestamp()) + delay_ms * interval '1 millisecond',
-           max_attempts, timeout_ms, concurrency_key, idempotency_key, metadata::jsonb
+           max_attempts, timeout_ms, concurrency_key, key_fifo, idempotency_key, metadata::jsonb
       FROM input ORDER BY ord
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, queue, idempotency_key
@@ -46,7 +46,8 @@ SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys
 -- Claims up to :limit ready jobs of a queue as new attempts: FOR UPDATE SKIP LOCKED so claimers
 -- never wait for each other; only kinds this node handles (in a rolling deploy an older node leaves a
 -- new kind to a node that knows it, without using an attempt); at most one job per concurrency key per
--- claim, and none whose key already has a running job. Two claimers racing on one key are settled by
+-- claim, and none whose key already has a running job; a job whose key is in FIFO order (key_fifo) only
+-- when no older job of its key is still available, waiting or not (index job_waiting_key). Two claimers racing on one key are settled by
 -- the unique index job_running_key: the later one gets a unique violation, claims nothing and retries
 -- next poll. :candidates (twice :limit) bounds the rows locked before one per key is picked.
 WITH candidates AS (
@@ -57,6 +58,9 @@ WITH candidates AS (
        AND NOT EXISTS (SELECT 1 FROM ${schema}.job_queue q WHERE q.queue = :queue AND q.paused)
        AND (j.concurrency_key IS NULL OR NOT EXISTS (
             SELECT 1 FROM ${schema}.job r WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
+       AND (NOT j.key_fifo OR NOT EXISTS (
+            SELECT 1 FROM ${schema}.job o
+             WHERE o.state = 'available' AND o.concurrency_key = j.concurrency_key AND o.id < j.id))
      ORDER BY j.priority, j.run_at, j.id
      LIMIT :candidates
        FOR UPDATE SKIP LOCKED
@@ -383,6 +387,9 @@ WITH now AS MATERIALIZED (
        AND NOT EXISTS (SELECT 1 FROM ${schema}.job_queue q WHERE q.queue = :queue AND q.paused)
        AND (j.concurrency_key IS NULL OR NOT EXISTS (
             SELECT 1 FROM ${schema}.job r WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
+       AND (NOT j.key_fifo OR NOT EXISTS (
+            SELECT 1 FROM ${schema}.job o
+             WHERE o.state = 'available' AND o.concurrency_key = j.concurrency_key AND o.id < j.id))
        AND NOT EXISTS (
             SELECT 1 FROM lim l JOIN room m ON m.id = l.id
              WHERE (l.fk IS NULL OR l.fk = j.kind) AND (l.mk IS NULL OR j.metadata ->> l.mk IS NOT NULL)
@@ -468,10 +475,10 @@ RETURNING id, pg_notify(:channel, queue) IS NULL AS notified
 -- transaction) then names the new job as the key's latest.
 WITH ins AS (
     INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
-                               concurrency_key, idempotency_key, metadata)
+                               concurrency_key, key_fifo, idempotency_key, metadata)
     VALUES (:queue, :kind, :payload::jsonb, :priority, 'available',
             coalesce(:run_at::timestamptz, clock_timestamp()) + :delay_ms * interval '1 millisecond',
-            :max_attempts, :timeout_ms, :concurrency_key, :idempotency_key, :metadata::jsonb)
+            :max_attempts, :timeout_ms, :concurrency_key, :key_fifo, :idempotency_key, :metadata::jsonb)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING id, queue
 ), keyed AS (

@@ -67,7 +67,7 @@ public final class JobStore {
         return this;
     }
 
-    /** A request with its payload already encoded. */
+    /** A request with its payload already encoded; {@code keyFifo}: its key's jobs run in enqueue order. */
     public record Encoded(
             String queue,
             String kind,
@@ -80,8 +80,9 @@ public final class JobStore {
             String concurrencyKey,
             String idempotencyKey,
             String metadataJson,
-            Unique unique) {
-        /** A request without a uniqueness key. */
+            Unique unique,
+            boolean keyFifo) {
+        /** A request without a uniqueness key, its concurrency key (if any) in {@link dev.baton.KeyOrder#ANY}. */
         public Encoded(
                 String queue,
                 String kind,
@@ -106,7 +107,8 @@ public final class JobStore {
                     concurrencyKey,
                     idempotencyKey,
                     metadataJson,
-                    null);
+                    null,
+                    false);
         }
     }
 
@@ -163,6 +165,7 @@ public final class JobStore {
                 .setLongOrNull(
                         "timeout_ms", r.timeout() == null ? null : r.timeout().toMillis())
                 .setString("concurrency_key", r.concurrencyKey())
+                .setBoolean("key_fifo", r.keyFifo())
                 .setString("idempotency_key", r.idempotencyKey())
                 .setString("metadata", r.metadataJson())
                 .setString("channel", channel)) {
@@ -285,6 +288,7 @@ public final class JobStore {
                 .setLongOrNull(
                         "timeout_ms", r.timeout() == null ? null : r.timeout().toMillis())
                 .setString("concurrency_key", r.concurrencyKey())
+                .setBoolean("key_fifo", r.keyFifo())
                 .setString("idempotency_key", r.idempotencyKey())
                 .setString("metadata", r.metadataJson())
                 .setString("unique_key", r.unique().key())
@@ -317,6 +321,7 @@ public final class JobStore {
         Integer[] maxAttempts = new Integer[n];
         Long[] timeouts = new Long[n];
         String[] concurrencyKeys = new String[n];
+        Boolean[] keyFifo = new Boolean[n];
         String[] idempotencyKeys = new String[n];
         String[] metadata = new String[n];
         for (int i = 0; i < n; i++) {
@@ -330,6 +335,7 @@ public final class JobStore {
             maxAttempts[i] = r.maxAttempts();
             timeouts[i] = r.timeout() == null ? null : r.timeout().toMillis();
             concurrencyKeys[i] = r.concurrencyKey();
+            keyFifo[i] = r.keyFifo();
             idempotencyKeys[i] = r.idempotencyKey();
             metadata[i] = r.metadataJson();
         }
@@ -345,6 +351,7 @@ public final class JobStore {
                 .setArray("max_attempts", "int4", maxAttempts)
                 .setArray("timeouts_ms", "int8", timeouts)
                 .setArray("concurrency_keys", "text", concurrencyKeys)
+                .setArray("key_fifo", "bool", keyFifo)
                 .setArray("idempotency_keys", "text", idempotencyKeys)
                 .setArray("metadata", "text", metadata)
                 .setString("channel", channel)) {
