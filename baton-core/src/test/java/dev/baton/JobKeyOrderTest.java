@@ -38,16 +38,7 @@ class JobKeyOrderTest extends JobBehaviourTestBase {
         List<String> runs = new CopyOnWriteArrayList<>();
         Baton.Builder b = nodeBuilder("fifo-" + limited)
                 .worker(fastWorker("default", 4).build())
-                .handle(
-                        "step",
-                        Item.class,
-                        (item, ctx) -> {
-                            runs.add(item.name() + ctx.attempt());
-                            if (item.name().equals("A")) {
-                                throw new IllegalStateException("A fails");
-                            }
-                        },
-                        ONE_HOUR)
+                .handle("step", Item.class, recordingAFails(runs), ONE_HOUR)
                 .handle("other", Item.class, (item, ctx) -> runs.add(item.name()));
         if (limited) {
             b.jobLimit(JobLimit.perQueue("default", 10));
@@ -82,16 +73,7 @@ class JobKeyOrderTest extends JobBehaviourTestBase {
         List<String> runs = new CopyOnWriteArrayList<>();
         Baton node = start(nodeBuilder("any-order")
                 .worker(fastWorker("default", 4).build())
-                .handle(
-                        "step",
-                        Item.class,
-                        (item, ctx) -> {
-                            runs.add(item.name() + ctx.attempt());
-                            if (item.name().equals("A")) {
-                                throw new IllegalStateException("A fails");
-                            }
-                        },
-                        ONE_HOUR));
+                .handle("step", Item.class, recordingAFails(runs), ONE_HOUR));
         Jobs jobs = node.jobs();
         long a = jobs.enqueue(JobRequest.of("step", new Item("A")).concurrencyKey("k"))
                 .id();
@@ -143,6 +125,16 @@ class JobKeyOrderTest extends JobBehaviourTestBase {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("concurrencyKey must be 1 to 200 characters, but was null");
         assertThat(r.keyOrder()).isEqualTo(KeyOrder.ANY);
+    }
+
+    /** Records each run as name and attempt; job A's attempts fail (and wait an hour for their retry). */
+    private static JobHandler<Item> recordingAFails(List<String> runs) {
+        return (item, ctx) -> {
+            runs.add(item.name() + ctx.attempt());
+            if (item.name().equals("A")) {
+                throw new IllegalStateException("A fails");
+            }
+        };
     }
 
     private static JobRequest step(String name) {
