@@ -29,46 +29,4 @@ public record JobInfo(
         Instant createdAt,
         Optional<Instant> finishedAt,
         Map<String, String> metadata,
-        Optional<RetryPolicy> retryPolicy) {
-    /** A job without a retry policy of its own. */
-    public JobInfo(
-            long id,
-            String queue,
-            String kind,
-            String payloadJson,
-            int priority,
-            JobState state,
-            Instant runAt,
-            int attempt,
-            int maxAttempts,
-            Optional<String> claimedBy,
-            Optional<String> concurrencyKey,
-            Optional<String> idempotencyKey,
-            int stallCount,
-            boolean cancelRequested,
-            List<JobError> errors,
-            Instant createdAt,
-            Optional<Instant> finishedAt,
-            Map<String, String> metadata) {
-        this(
-                id,
-                queue,
-                kind,
-                payloadJson,
-                priority,
-                state,
-                runAt,
-                attempt,
-                maxAttempts,
-                claimedBy,
-                concurrencyKey,
-                idempotencyKey,
-                stallCount,
-                cancelRequested,
-                errors,
-                createdAt,
-                finishedAt,
-                metadata,
-                Optional.empty());
-    }
-}
+        Optional<RetryPolicy> retryPolicy) {}

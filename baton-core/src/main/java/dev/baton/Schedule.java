@@ -14,6 +14,7 @@ import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * A recurring schedule declared in code: a name, when (cron or fixed interval), and the job it
@@ -74,37 +75,47 @@ public final class Schedule {
     private final ExecutionTime cron;
     private final long intervalMs;
 
-    private Schedule(
-            String name,
-            Kind kind,
-            String spec,
-            ZoneId zone,
-            String jobKind,
-            Object payload,
-            String queue,
-            int priority,
-            int maxAttempts,
-            MisfirePolicy misfire,
-            int catchUpLimit,
-            Duration misfireThreshold,
-            boolean allowOverlap,
-            ExecutionTime cron,
-            long intervalMs) {
-        this.name = name;
-        this.kind = kind;
-        this.spec = spec;
-        this.zone = zone;
-        this.jobKind = jobKind;
-        this.payload = payload;
-        this.queue = queue;
-        this.priority = priority;
-        this.maxAttempts = maxAttempts;
-        this.misfire = misfire;
-        this.catchUpLimit = catchUpLimit;
-        this.misfireThreshold = misfireThreshold;
-        this.allowOverlap = allowOverlap;
-        this.cron = cron;
-        this.intervalMs = intervalMs;
+    private Schedule(Draft d) {
+        this.name = d.name;
+        this.kind = d.kind;
+        this.spec = d.spec;
+        this.zone = d.zone;
+        this.jobKind = d.jobKind;
+        this.payload = d.payload;
+        this.queue = d.queue;
+        this.priority = d.priority;
+        this.maxAttempts = d.maxAttempts;
+        this.misfire = d.misfire;
+        this.catchUpLimit = d.catchUpLimit;
+        this.misfireThreshold = d.misfireThreshold;
+        this.allowOverlap = d.allowOverlap;
+        this.cron = d.cron;
+        this.intervalMs = d.intervalMs;
+    }
+
+    /** The fields of a schedule being built or derived from another, with a new schedule's defaults. */
+    private static final class Draft {
+        String name;
+        Kind kind;
+        String spec;
+        ZoneId zone = ZoneId.of("UTC");
+        String jobKind;
+        Object payload;
+        String queue = JobRequest.DEFAULT_QUEUE;
+        int priority = JobRequest.DEFAULT_PRIORITY;
+        int maxAttempts = JobRequest.DEFAULT_MAX_ATTEMPTS;
+        MisfirePolicy misfire = MisfirePolicy.RUN_ONCE;
+        int catchUpLimit;
+        Duration misfireThreshold = DEFAULT_MISFIRE_THRESHOLD;
+        boolean allowOverlap;
+        ExecutionTime cron;
+        long intervalMs;
+
+        Draft(String name, Kind kind, String spec) {
+            this.name = name;
+            this.kind = kind;
+            this.spec = spec;
+        }
     }
 
     /**
@@ -114,22 +125,9 @@ public final class Schedule {
      */
     public static Schedule cron(String name, String expression) {
         validName(name);
-        return new Schedule(
-                name,
-                Kind.CRON,
-                expression,
-                ZoneId.of("UTC"),
-                null,
-                null,
-                JobRequest.DEFAULT_QUEUE,
-                JobRequest.DEFAULT_PRIORITY,
-                JobRequest.DEFAULT_MAX_ATTEMPTS,
-                MisfirePolicy.RUN_ONCE,
-                0,
-                DEFAULT_MISFIRE_THRESHOLD,
-                false,
-                parse(name, expression),
-                0);
+        Draft d = new Draft(name, Kind.CRON, expression);
+        d.cron = parse(name, expression);
+        return new Schedule(d);
     }
 
     /** A fixed-interval schedule, aligned to the epoch; at least 100 ms. */
@@ -139,22 +137,9 @@ public final class Schedule {
             throw new IllegalArgumentException(
                     "interval of schedule '" + name + "' must be at least " + MIN_INTERVAL + ", but was " + interval);
         }
-        return new Schedule(
-                name,
-                Kind.INTERVAL,
-                Long.toString(interval.toMillis()),
-                ZoneId.of("UTC"),
-                null,
-                null,
-                JobRequest.DEFAULT_QUEUE,
-                JobRequest.DEFAULT_PRIORITY,
-                JobRequest.DEFAULT_MAX_ATTEMPTS,
-                MisfirePolicy.RUN_ONCE,
-                0,
-                DEFAULT_MISFIRE_THRESHOLD,
-                false,
-                null,
-                interval.toMillis());
+        Draft d = new Draft(name, Kind.INTERVAL, Long.toString(interval.toMillis()));
+        d.intervalMs = interval.toMillis();
+        return new Schedule(d);
     }
 
     static String validName(String name) {
@@ -187,33 +172,23 @@ public final class Schedule {
         }
     }
 
-    private Schedule with(
-            ZoneId zone,
-            String jobKind,
-            Object payload,
-            String queue,
-            int priority,
-            int maxAttempts,
-            MisfirePolicy misfire,
-            int catchUpLimit,
-            Duration threshold,
-            boolean allowOverlap) {
-        return new Schedule(
-                name,
-                kind,
-                spec,
-                zone,
-                jobKind,
-                payload,
-                queue,
-                priority,
-                maxAttempts,
-                misfire,
-                catchUpLimit,
-                threshold,
-                allowOverlap,
-                cron,
-                intervalMs);
+    /** This schedule with {@code change} applied to a copy of its fields. */
+    private Schedule with(Consumer<Draft> change) {
+        Draft d = new Draft(name, kind, spec);
+        d.zone = zone;
+        d.jobKind = jobKind;
+        d.payload = payload;
+        d.queue = queue;
+        d.priority = priority;
+        d.maxAttempts = maxAttempts;
+        d.misfire = misfire;
+        d.catchUpLimit = catchUpLimit;
+        d.misfireThreshold = misfireThreshold;
+        d.allowOverlap = allowOverlap;
+        d.cron = cron;
+        d.intervalMs = intervalMs;
+        change.accept(d);
+        return new Schedule(d);
     }
 
     /** The time zone cron fields are read in (an IANA id such as "Europe/Berlin"); default UTC. */
@@ -231,80 +206,33 @@ public final class Schedule {
             throw new IllegalArgumentException(
                     "schedule '" + name + "' is a fixed interval; a time zone applies only " + "to cron schedules");
         }
-        return with(
-                z,
-                jobKind,
-                payload,
-                queue,
-                priority,
-                maxAttempts,
-                misfire,
-                catchUpLimit,
-                misfireThreshold,
-                allowOverlap);
+        return with(d -> d.zone = z);
     }
 
     /** The job each due instant enqueues: its kind and payload (encoded by the Baton's codec). */
     public Schedule job(String kind, Object payload) {
         Identifiers.name("job kind", kind);
-        return with(
-                zone,
-                kind,
-                payload,
-                queue,
-                priority,
-                maxAttempts,
-                misfire,
-                catchUpLimit,
-                misfireThreshold,
-                allowOverlap);
+        return with(d -> {
+            d.jobKind = kind;
+            d.payload = payload;
+        });
     }
 
     /** This schedule with its jobs on {@code queue}. */
     public Schedule queue(String queue) {
-        return with(
-                zone,
-                jobKind,
-                payload,
-                JobRequest.validQueue(queue),
-                priority,
-                maxAttempts,
-                misfire,
-                catchUpLimit,
-                misfireThreshold,
-                allowOverlap);
+        return with(d -> d.queue = JobRequest.validQueue(queue));
     }
 
     /** This schedule with its jobs at {@code priority} (0 first, 100 last). */
     public Schedule priority(int priority) {
         JobRequest.of("x", null).priority(priority); // same rule and message as jobs
-        return with(
-                zone,
-                jobKind,
-                payload,
-                queue,
-                priority,
-                maxAttempts,
-                misfire,
-                catchUpLimit,
-                misfireThreshold,
-                allowOverlap);
+        return with(d -> d.priority = priority);
     }
 
     /** This schedule with its jobs given {@code maxAttempts} attempts. */
     public Schedule maxAttempts(int maxAttempts) {
         JobRequest.of("x", null).maxAttempts(maxAttempts);
-        return with(
-                zone,
-                jobKind,
-                payload,
-                queue,
-                priority,
-                maxAttempts,
-                misfire,
-                catchUpLimit,
-                misfireThreshold,
-                allowOverlap);
+        return with(d -> d.maxAttempts = maxAttempts);
     }
 
     /** {@link MisfirePolicy#SKIP} or {@link MisfirePolicy#RUN_ONCE}; for catch-up use {@link #catchUp(int)}. */
@@ -313,7 +241,10 @@ public final class Schedule {
         if (policy == MisfirePolicy.CATCH_UP) {
             throw new IllegalArgumentException("CATCH_UP needs a bound: use catchUp(maxMissedRuns)");
         }
-        return with(zone, jobKind, payload, queue, priority, maxAttempts, policy, 0, misfireThreshold, allowOverlap);
+        return with(d -> {
+            d.misfire = policy;
+            d.catchUpLimit = 0;
+        });
     }
 
     /** Catch up on at most {@code maxMissedRuns} (1 to 1000) missed instants after an outage. */
@@ -322,24 +253,16 @@ public final class Schedule {
             throw new IllegalArgumentException(
                     "catchUp of schedule '" + name + "' must be 1 to 1000 missed runs, " + "but was " + maxMissedRuns);
         }
-        return with(
-                zone,
-                jobKind,
-                payload,
-                queue,
-                priority,
-                maxAttempts,
-                MisfirePolicy.CATCH_UP,
-                maxMissedRuns,
-                misfireThreshold,
-                allowOverlap);
+        return with(d -> {
+            d.misfire = MisfirePolicy.CATCH_UP;
+            d.catchUpLimit = maxMissedRuns;
+        });
     }
 
     /** How late an instant may fire before it counts as missed; default 1 minute. */
     public Schedule misfireThreshold(Duration threshold) {
         Checks.requirePositive("misfireThreshold", threshold, false);
-        return with(
-                zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, threshold, allowOverlap);
+        return with(d -> d.misfireThreshold = threshold);
     }
 
     /**
@@ -347,8 +270,7 @@ public final class Schedule {
      * schedule share a concurrency key, so the next waits for the previous to finish).
      */
     public Schedule allowOverlap(boolean allow) {
-        return with(
-                zone, jobKind, payload, queue, priority, maxAttempts, misfire, catchUpLimit, misfireThreshold, allow);
+        return with(d -> d.allowOverlap = allow);
     }
 
     /** The schedule's name, unique in the cluster. */

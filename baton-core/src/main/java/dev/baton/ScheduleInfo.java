@@ -50,59 +50,6 @@ public record ScheduleInfo(
         long revision,
         Optional<String> changedBy,
         Optional<Instant> changedAt) {
-    /** A declared schedule, as stored before runtime schedules existed (origin, revision and change unset). */
-    public ScheduleInfo(
-            String name,
-            String ownerApp,
-            String specKind,
-            String spec,
-            String timeZone,
-            String jobKind,
-            String queue,
-            String misfirePolicy,
-            boolean allowOverlap,
-            boolean enabled,
-            boolean paused,
-            List<String> declaredBy,
-            String definitionVersion,
-            Instant nextRunAt,
-            Optional<Instant> lastDueAt,
-            Optional<Instant> lastFiredAt,
-            Optional<Long> lastJobId,
-            Optional<JobState> lastJobState,
-            long misfiredTotal,
-            Optional<Instant> failingSince,
-            int errorCount,
-            Optional<String> lastError) {
-        this(
-                name,
-                ownerApp,
-                specKind,
-                spec,
-                timeZone,
-                jobKind,
-                queue,
-                misfirePolicy,
-                allowOverlap,
-                enabled,
-                paused,
-                declaredBy,
-                definitionVersion,
-                nextRunAt,
-                lastDueAt,
-                lastFiredAt,
-                lastJobId,
-                lastJobState,
-                misfiredTotal,
-                failingSince,
-                errorCount,
-                lastError,
-                ScheduleOrigin.DECLARED,
-                0,
-                Optional.empty(),
-                Optional.empty());
-    }
-
     /** True while the schedule cannot fire (it is retried with a backoff and reported). */
     public boolean failing() {
         return failingSince.isPresent();

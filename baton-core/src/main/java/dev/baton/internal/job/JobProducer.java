@@ -85,39 +85,6 @@ public final class JobProducer extends NotifiedService {
             Map<Long, RunningAttempt> running,
             JobExecutor executor,
             JobHeartbeater heartbeater,
-            TransactionBinding binding) {
-        this(
-                queue,
-                concurrency,
-                db,
-                store,
-                kinds,
-                config,
-                nodeId,
-                notifier,
-                hooks,
-                ticker,
-                running,
-                executor,
-                heartbeater,
-                binding,
-                null);
-    }
-
-    public JobProducer(
-            String queue,
-            int concurrency,
-            Db db,
-            JobStore store,
-            String[] kinds,
-            WorkerConfig config,
-            String nodeId,
-            Notifier notifier,
-            Hooks hooks,
-            LongSupplier ticker,
-            Map<Long, RunningAttempt> running,
-            JobExecutor executor,
-            JobHeartbeater heartbeater,
             TransactionBinding binding,
             JobLimits limits) {
         super("baton-claim-" + queue, ticker, notifier.subscribe(store.channel(), queue));

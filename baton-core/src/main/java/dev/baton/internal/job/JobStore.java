@@ -154,10 +154,21 @@ public final class JobStore {
             return enqueueUnique(c, List.of(e)).get(0);
         }
         Encoded r = e;
-        try (SqlCall q = sql.prepare(c, "enqueue")
-                .setString("queue", r.queue())
+        try (SqlCall q = bindJob(sql.prepare(c, "enqueue"), r)) {
+            ResultSet rs = q.query();
+            if (rs.next()) {
+                metrics.jobsEnqueued(r.queue(), r.kind(), 1);
+                return new EnqueueResult(rs.getLong(1), true);
+            }
+        }
+        return new EnqueueResult(existing(c, List.of(r.idempotencyKey())).get(r.idempotencyKey()), false);
+    }
+
+    /** Binds one job's columns and the notification channel, as the single-row enqueue statements name them. */
+    private SqlCall bindJob(SqlCall q, Encoded r) throws SQLException {
+        return q.setString("queue", r.queue())
                 .setString("kind", r.kind())
-                .setString("payload", e.payloadJson())
+                .setString("payload", r.payloadJson())
                 .setInt("priority", r.priority())
                 .setInstant("run_at", r.runAt())
                 .setLong("delay_ms", r.delay().toMillis())
@@ -168,14 +179,7 @@ public final class JobStore {
                 .setBoolean("key_fifo", r.keyFifo())
                 .setString("idempotency_key", r.idempotencyKey())
                 .setString("metadata", r.metadataJson())
-                .setString("channel", channel)) {
-            ResultSet rs = q.query();
-            if (rs.next()) {
-                metrics.jobsEnqueued(r.queue(), r.kind(), 1);
-                return new EnqueueResult(rs.getLong(1), true);
-            }
-        }
-        return new EnqueueResult(existing(c, List.of(r.idempotencyKey())).get(r.idempotencyKey()), false);
+                .setString("channel", channel);
     }
 
     public List<EnqueueResult> enqueueBatch(Connection c, List<Encoded> batch) throws SQLException {
@@ -277,22 +281,8 @@ public final class JobStore {
     }
 
     private EnqueueResult insertUnique(Connection c, Encoded r) throws SQLException {
-        try (SqlCall q = sql.prepare(c, "enqueue_unique")
-                .setString("queue", r.queue())
-                .setString("kind", r.kind())
-                .setString("payload", r.payloadJson())
-                .setInt("priority", r.priority())
-                .setInstant("run_at", r.runAt())
-                .setLong("delay_ms", r.delay().toMillis())
-                .setInt("max_attempts", r.maxAttempts())
-                .setLongOrNull(
-                        "timeout_ms", r.timeout() == null ? null : r.timeout().toMillis())
-                .setString("concurrency_key", r.concurrencyKey())
-                .setBoolean("key_fifo", r.keyFifo())
-                .setString("idempotency_key", r.idempotencyKey())
-                .setString("metadata", r.metadataJson())
-                .setString("unique_key", r.unique().key())
-                .setString("channel", channel)) {
+        try (SqlCall q = bindJob(sql.prepare(c, "enqueue_unique"), r)
+                .setString("unique_key", r.unique().key())) {
             ResultSet rs = q.query();
             if (rs.next()) {
                 metrics.jobsEnqueued(r.queue(), r.kind(), 1);

@@ -174,7 +174,8 @@ class JobServicesTest extends DbTest {
                 running,
                 executor,
                 heartbeater,
-                dev.baton.TransactionBinding.NONE);
+                dev.baton.TransactionBinding.NONE,
+                null);
         closeLater((AutoCloseable) producer::afterLastPass); // never started: only its handler threads to end
 
         assertThat(producer.runOnce()).as("a full claim: claim again at once").isZero();
