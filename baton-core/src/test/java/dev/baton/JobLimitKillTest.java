@@ -3,9 +3,6 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.internal.service.Hooks;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -53,16 +50,14 @@ class JobLimitKillTest extends JobTestSupport {
         node.jobs().setLimit(JobLimit.perQueue("default", 1)); // before the child starts: it claims limited too
         long a = node.jobs().enqueue(JobRequest.of("external", Map.of("n", 1))).id();
 
-        Process child = startChild("j18-child");
+        Process child = ChildNode.start(JobWorkerProcess.class, PG, schema, "j18-child");
         AtomicBoolean stopWatch = new AtomicBoolean();
         AtomicLong maxRunning = new AtomicLong();
         Thread watcher = new Thread(() -> watch(stopWatch, maxRunning), "j18-watcher");
         try {
             CompletableFuture<Long> effect = new CompletableFuture<>();
             List<String> output = new ArrayList<>();
-            Thread reader = new Thread(() -> readChild(child, effect, output), "j18-child-reader");
-            reader.setDaemon(true);
-            reader.start();
+            ChildNode.read(child, "j18-child", "EFFECT ", effect, output);
             assertThat(effect.get(WAIT.toMillis() * 2, TimeUnit.MILLISECONDS)).isEqualTo(a);
             watcher.setDaemon(true);
             watcher.start();
@@ -71,7 +66,7 @@ class JobLimitKillTest extends JobTestSupport {
                     .enqueue(JobRequest.of("external", Map.of("n", 2)))
                     .id();
             node.start(); // sets the limit again (same value) and claims: B must wait for A's place
-            signal(child, "STOP");
+            ChildNode.signal(child, "STOP");
             awaitState(b, "succeeded");
 
             assertThat(count("SELECT count(*) FROM " + schema + ".job b, " + schema + ".job a WHERE b.id = " + b
@@ -80,7 +75,7 @@ class JobLimitKillTest extends JobTestSupport {
                             + " 'expired at (.+) without'))::timestamptz END"))
                     .as("B started at or after the end of A's lease (database clock)")
                     .isEqualTo(1);
-            signal(child, "KILL");
+            ChildNode.signal(child, "KILL");
             assertThat(child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             awaitState(a, "succeeded");
             stopWatch.set(true);
@@ -114,48 +109,6 @@ class JobLimitKillTest extends JobTestSupport {
         } catch (Exception e) {
             max.set(Long.MAX_VALUE); // fails the assertion, with the cause printed
             e.printStackTrace();
-        }
-    }
-
-    private static void signal(Process p, String signal) throws Exception {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
-                .inheritIO()
-                .start();
-        assertThat(kill.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(kill.exitValue()).as("kill -" + signal).isZero();
-    }
-
-    private Process startChild(String nodeId) throws Exception {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = List.of(
-                java,
-                "-cp",
-                System.getProperty("java.class.path"),
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                JobWorkerProcess.class.getName(),
-                PG.jdbcUrl(),
-                schema,
-                nodeId,
-                PG.pooled() ? "poll" : "auto");
-        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    }
-
-    private static void readChild(Process child, CompletableFuture<Long> effect, List<String> output) {
-        try (BufferedReader r =
-                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                System.out.println("[j18-child] " + line);
-                synchronized (output) {
-                    output.add(line);
-                }
-                if (line.startsWith("EFFECT ")) {
-                    effect.complete(Long.parseLong(line.substring(7).trim()));
-                }
-            }
-            effect.completeExceptionally(new AssertionError("child exited before its effect; output: " + output));
-        } catch (Exception e) {
-            effect.completeExceptionally(e);
         }
     }
 }

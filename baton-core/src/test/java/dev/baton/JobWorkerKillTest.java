@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.internal.service.Hooks;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -35,13 +32,11 @@ class JobWorkerKillTest extends JobTestSupport {
         WorkerConfig config = fastWorker("default", 2)
                 .rescueInterval(java.time.Duration.ofMinutes(1))
                 .build();
-        Process child = startChild("j02-child");
+        Process child = ChildNode.start(JobWorkerProcess.class, PG, schema, "j02-child");
         try {
             CompletableFuture<Long> effect = new CompletableFuture<>();
             List<String> childOutput = new ArrayList<>();
-            Thread reader = new Thread(() -> readChild(child, effect, childOutput), "j02-child-output");
-            reader.setDaemon(true);
-            reader.start();
+            ChildNode.read(child, "j02-child", "EFFECT ", effect, childOutput);
 
             long id =
                     jobsApi().enqueue(JobRequest.of("external", new Payload(7))).id();
@@ -105,40 +100,6 @@ class JobWorkerKillTest extends JobTestSupport {
         } finally {
             child.destroyForcibly();
             child.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        }
-    }
-
-    private Process startChild(String nodeId) throws Exception {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = List.of(
-                java,
-                "-cp",
-                System.getProperty("java.class.path"),
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                JobWorkerProcess.class.getName(),
-                PG.jdbcUrl(),
-                schema,
-                nodeId,
-                PG.pooled() ? "poll" : "auto");
-        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    }
-
-    private static void readChild(Process child, CompletableFuture<Long> effect, List<String> output) {
-        try (BufferedReader r =
-                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                System.out.println("[j02-child] " + line);
-                synchronized (output) {
-                    output.add(line);
-                }
-                if (line.startsWith("EFFECT ")) {
-                    effect.complete(Long.parseLong(line.substring(7).trim()));
-                }
-            }
-            effect.completeExceptionally(new AssertionError("child exited before its effect; output: " + output));
-        } catch (Exception e) {
-            effect.completeExceptionally(e);
         }
     }
 }

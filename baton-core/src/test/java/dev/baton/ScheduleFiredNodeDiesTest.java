@@ -5,9 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.maintenance.MaintenanceTask;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -69,13 +66,11 @@ class ScheduleFiredNodeDiesTest extends ScheduleTestSupport {
      */
     @Test
     void S02_firingNodeKilledWithTheJobClaimed_anotherNodeRunsIt() throws Exception {
-        Process child = startChild("s02-child");
+        Process child = ChildNode.start(ScheduleNodeProcess.class, PG, schema, "s02-child");
         try {
             CompletableFuture<Long> claimed = new CompletableFuture<>();
             List<String> output = new ArrayList<>();
-            Thread reader = new Thread(() -> readChild(child, claimed, output), "s02-child-output");
-            reader.setDaemon(true);
-            reader.start();
+            ChildNode.read(child, "s02-child", "CLAIMED ", claimed, output);
             long id = claimed.get(WAIT.toMillis() * 2, TimeUnit.MILLISECONDS); // JVM start + first instant
             JobInfo before = jobsApi().get(id).orElseThrow();
             assertThat(before.state()).isEqualTo(JobState.RUNNING);
@@ -185,39 +180,5 @@ class ScheduleFiredNodeDiesTest extends ScheduleTestSupport {
                 .atMost(WAIT)
                 .pollInterval(Duration.ofMillis(20))
                 .until(() -> jobsApi().get(id).map(j -> j.state() == state).orElse(false));
-    }
-
-    private Process startChild(String nodeId) throws Exception {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = List.of(
-                java,
-                "-cp",
-                System.getProperty("java.class.path"),
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                ScheduleNodeProcess.class.getName(),
-                PG.jdbcUrl(),
-                schema,
-                nodeId,
-                PG.pooled() ? "poll" : "auto");
-        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    }
-
-    private static void readChild(Process child, CompletableFuture<Long> claimed, List<String> output) {
-        try (BufferedReader r =
-                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                System.out.println("[s02-child] " + line);
-                synchronized (output) {
-                    output.add(line);
-                }
-                if (line.startsWith("CLAIMED ")) {
-                    claimed.complete(Long.parseLong(line.substring(8).trim()));
-                }
-            }
-            claimed.completeExceptionally(new AssertionError("child exited before claiming; output: " + output));
-        } catch (Exception e) {
-            claimed.completeExceptionally(e);
-        }
     }
 }

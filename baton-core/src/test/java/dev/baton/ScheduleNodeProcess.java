@@ -17,7 +17,7 @@ public final class ScheduleNodeProcess {
         String schema = args[1];
         String nodeId = args[2];
         boolean poll = args.length > 3 && args[3].equals("poll");
-        HikariDataSource ds = ChildPool.open(url, nodeId, 8);
+        HikariDataSource ds = ChildNode.open(url, nodeId, 8);
         Baton baton = Baton.builder(ds)
                 .schema(schema)
                 .nodeId(nodeId)
