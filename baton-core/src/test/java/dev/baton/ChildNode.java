@@ -8,6 +8,7 @@ import dev.baton.testkit.BatonPostgres;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +28,42 @@ final class ChildNode {
         cfg.setMaximumPoolSize(size);
         cfg.setMinimumIdle(0);
         return new HikariDataSource(cfg);
+    }
+
+    /**
+     * The node a child process runs, from its arguments (JDBC URL, schema, node id, {@code poll|auto}): short
+     * maintenance and job leases (1 s, 2 s), one job at a time on queue {@code default}.
+     */
+    static Baton.Builder nodeBuilder(String[] args, int poolSize, Duration drainTimeout) {
+        String url = args[0];
+        String nodeId = args[2];
+        boolean poll = args.length > 3 && args[3].equals("poll");
+        return Baton.builder(open(url, nodeId, poolSize))
+                .schema(args[1])
+                .nodeId(nodeId)
+                .nodeHeartbeat(Duration.ofMillis(200))
+                .notifications(poll ? NotificationMode.POLL : NotificationMode.AUTO)
+                .maintenance(LeadershipConfig.builder()
+                        .leaseTtl(Duration.ofSeconds(1))
+                        .renewInterval(Duration.ofMillis(200))
+                        .pollInterval(Duration.ofMillis(100))
+                        .build())
+                .worker(WorkerConfig.builder()
+                        .queue("default", 1)
+                        .jobLease(Duration.ofSeconds(2))
+                        .heartbeatInterval(Duration.ofMillis(150))
+                        .pollInterval(Duration.ofMillis(50))
+                        .rescueInterval(Duration.ofMillis(200))
+                        .drainTimeout(drainTimeout)
+                        .build());
+    }
+
+    /** Starts the node and prints {@code STARTED <node id>}; the process then runs until it is killed. */
+    static void run(Baton.Builder node, String nodeId) throws InterruptedException {
+        node.build().start();
+        System.out.println("STARTED " + nodeId);
+        System.out.flush();
+        Thread.currentThread().join();
     }
 
     /** Starts {@code main} (a child node's class) on this JVM's class path, against {@code pg}'s database. */

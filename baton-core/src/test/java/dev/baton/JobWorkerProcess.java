@@ -1,6 +1,5 @@
 package dev.baton;
 
-import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -20,26 +19,7 @@ public final class JobWorkerProcess {
         String url = args[0];
         String schema = args[1];
         String nodeId = args[2];
-        boolean poll = args.length > 3 && args[3].equals("poll");
-        HikariDataSource ds = ChildNode.open(url, nodeId, 6);
-        Baton baton = Baton.builder(ds)
-                .schema(schema)
-                .nodeId(nodeId)
-                .nodeHeartbeat(Duration.ofMillis(200))
-                .notifications(poll ? NotificationMode.POLL : NotificationMode.AUTO)
-                .maintenance(LeadershipConfig.builder()
-                        .leaseTtl(Duration.ofSeconds(1))
-                        .renewInterval(Duration.ofMillis(200))
-                        .pollInterval(Duration.ofMillis(100))
-                        .build())
-                .worker(WorkerConfig.builder()
-                        .queue("default", 1)
-                        .jobLease(Duration.ofSeconds(2))
-                        .heartbeatInterval(Duration.ofMillis(150))
-                        .pollInterval(Duration.ofMillis(50))
-                        .rescueInterval(Duration.ofMillis(200))
-                        .drainTimeout(Duration.ofMillis(500))
-                        .build())
+        Baton.Builder node = ChildNode.nodeBuilder(args, 6, Duration.ofMillis(500))
                 .handle("external", java.util.Map.class, (p, ctx) -> {
                     try (Connection c = DriverManager.getConnection(url);
                             PreparedStatement ps = c.prepareStatement("INSERT INTO " + schema
@@ -56,11 +36,7 @@ public final class JobWorkerProcess {
                     while (!ctx.awaitCancellation(Duration.ofMinutes(1))) {
                         // keep waiting
                     }
-                })
-                .build();
-        baton.start();
-        System.out.println("STARTED " + nodeId);
-        System.out.flush();
-        Thread.currentThread().join(); // runs until killed
+                });
+        ChildNode.run(node, nodeId);
     }
 }

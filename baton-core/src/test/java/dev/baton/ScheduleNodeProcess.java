@@ -1,6 +1,5 @@
 package dev.baton;
 
-import com.zaxxer.hikari.HikariDataSource;
 import java.time.Duration;
 
 /**
@@ -13,30 +12,9 @@ public final class ScheduleNodeProcess {
     private ScheduleNodeProcess() {}
 
     public static void main(String[] args) throws Exception {
-        String url = args[0];
-        String schema = args[1];
         String nodeId = args[2];
-        boolean poll = args.length > 3 && args[3].equals("poll");
-        HikariDataSource ds = ChildNode.open(url, nodeId, 8);
-        Baton baton = Baton.builder(ds)
-                .schema(schema)
-                .nodeId(nodeId)
+        Baton.Builder node = ChildNode.nodeBuilder(args, 8, Duration.ofMillis(300))
                 .application("svc", "1")
-                .nodeHeartbeat(Duration.ofMillis(200))
-                .notifications(poll ? NotificationMode.POLL : NotificationMode.AUTO)
-                .maintenance(LeadershipConfig.builder()
-                        .leaseTtl(Duration.ofSeconds(1))
-                        .renewInterval(Duration.ofMillis(200))
-                        .pollInterval(Duration.ofMillis(100))
-                        .build())
-                .worker(WorkerConfig.builder()
-                        .queue("default", 1)
-                        .jobLease(Duration.ofSeconds(2))
-                        .heartbeatInterval(Duration.ofMillis(150))
-                        .pollInterval(Duration.ofMillis(50))
-                        .rescueInterval(Duration.ofMillis(200))
-                        .drainTimeout(Duration.ofMillis(300))
-                        .build())
                 .schedule(ScheduleFiredNodeDiesTest.S02)
                 .handle("s02.job", Object.class, (p, ctx) -> {
                     System.out.println("CLAIMED " + ctx.jobId());
@@ -44,11 +22,7 @@ public final class ScheduleNodeProcess {
                     while (!ctx.awaitCancellation(Duration.ofMinutes(1))) {
                         // blocks until killed
                     }
-                })
-                .build();
-        baton.start();
-        System.out.println("STARTED " + nodeId);
-        System.out.flush();
-        Thread.currentThread().join();
+                });
+        ChildNode.run(node, nodeId);
     }
 }
