@@ -8,6 +8,7 @@ import dev.baton.internal.job.JobStore;
 import dev.baton.internal.job.Worker;
 import dev.baton.internal.maintenance.Maintenance;
 import dev.baton.internal.maintenance.MaintenanceTask;
+import dev.baton.internal.node.ControlStore;
 import dev.baton.internal.node.NodeRegistrar;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.schedule.ScheduleStore;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -97,6 +99,14 @@ public final class Baton implements AutoCloseable {
 
     private volatile boolean started;
     private volatile boolean closed;
+    /** Operators' controls (issued through the database); this node obeys them after every heartbeat. */
+    private final Controls controls;
+
+    private final Object controlLock = new Object();
+    /** Held by an operator's drain or a retirement of this version. Guarded by controlLock. */
+    private boolean held;
+    /** The application called {@link #drain()}: an operator's resume does not make the node active again. */
+    private volatile boolean drainedByApp;
 
     private Baton(Builder b) {
         this.dataSource = b.dataSource;
@@ -136,6 +146,7 @@ public final class Baton implements AutoCloseable {
         this.jobs =
                 new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults, interceptors);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs, app, appVersion);
+        this.controls = new Controls(dataSource, schema, leases.store().channel(), schedules);
         if (!b.sweeps.isEmpty() && b.worker == null) {
             throw new IllegalArgumentException("sweeps " + b.sweeps + " were registered but no worker is configured; "
                     + "sweeps run as jobs: add .worker(WorkerConfig.builder()...build())");
@@ -259,8 +270,10 @@ public final class Baton implements AutoCloseable {
             SchemaMigrator.verify(dataSource, schema);
         }
         registrar.register();
+        registrar.onControls(this::applyControls);
         registrar.start();
         try {
+            registrar.readControls(); // a drained or retired node starts held: before any claim or campaign
             declaredLimits.forEach(jobs::setLimit); // before the worker claims
             if (!declared.isEmpty()) {
                 schedules.declare(app, appVersion, declared);
@@ -348,6 +361,14 @@ public final class Baton implements AutoCloseable {
         return leadership(name, config, task, LeadershipListener.NONE);
     }
 
+    /**
+     * Operators' controls: drain or resume a node, retire a version, disable a job kind, pause a schedule,
+     * expire a lease, with their record. Usable without starting this node.
+     */
+    public Controls controls() {
+        return controls;
+    }
+
     /** A leadership runner with callbacks (not started). Stopped by {@link #close()}. */
     public Leadership leadership(String name, LeadershipConfig config, LeaderTask task, LeadershipListener listener) {
         Leadership l = new Leadership(
@@ -363,8 +384,62 @@ public final class Baton implements AutoCloseable {
                 hooks,
                 ticker,
                 metrics);
-        leaderships.add(l);
+        synchronized (controlLock) {
+            if (held) {
+                l.hold(true);
+            }
+            leaderships.add(l);
+        }
         return l;
+    }
+
+    /**
+     * Obeys the operators' standing controls as the last heartbeat (or the start) read them: disabled kinds
+     * are left out of claims; a drain of this node or a retirement of its version holds the worker (no new
+     * claims; running jobs handed back after the drain timeout) and every leadership runner (stepping down,
+     * releasing the lease, not campaigning) until lifted.
+     */
+    private void applyControls(ControlStore.ForNode f) {
+        synchronized (controlLock) {
+            if (closed) {
+                return;
+            }
+            if (worker != null) {
+                worker.disableKinds(f.disabledKinds());
+            }
+            if (f.drained() == held) {
+                return;
+            }
+            held = f.drained();
+            if (held) {
+                ControlRecord by = f.drainedBy().orElseThrow();
+                log.warn(
+                        "node '{}' held by an operator ({} of '{}' by '{}' at {}{}): it claims nothing new, hands back "
+                                + "its running jobs after the drain timeout and steps down from its leases until resumed",
+                        nodeId,
+                        by.action().name().toLowerCase(Locale.ROOT),
+                        by.target(),
+                        by.createdBy(),
+                        by.createdAt(),
+                        by.reason().map(r -> ": " + r).orElse(""));
+            } else {
+                log.info("node '{}' resumed by an operator: claiming and campaigning again", nodeId);
+            }
+            if (worker != null) {
+                worker.hold(held);
+            }
+            leaderships.forEach(l -> l.hold(held));
+            if (held || !drainedByApp) {
+                registrar.setState(held ? NodeState.DRAINING : NodeState.ACTIVE);
+            }
+        }
+    }
+
+    /** True while an operator's drain (or a retirement of this node's version) holds this node. */
+    public boolean heldByOperator() {
+        synchronized (controlLock) {
+            return held;
+        }
     }
 
     /**
@@ -372,6 +447,7 @@ public final class Baton implements AutoCloseable {
      * draining, visible to operators. Leadership is unaffected until {@link #close()}.
      */
     public void drain() {
+        drainedByApp = true;
         if (worker != null) {
             worker.stopClaiming();
         }

@@ -65,6 +65,9 @@ public final class Leadership implements AutoCloseable {
     private final Condition events = lock.newCondition();
     private volatile boolean started;
     private volatile boolean stopping;
+    /** An operator's drain holds this runner: no term, no campaign (see {@link #hold}). */
+    private volatile boolean held;
+
     private volatile Thread control;
     private volatile LeaseGrant current;
     private volatile Term term;
@@ -160,6 +163,27 @@ public final class Leadership implements AutoCloseable {
         stop();
     }
 
+    /**
+     * An operator's drain: while held, a leader steps down (reason {@link RevocationReason#DRAINED},
+     * releasing the lease) and no campaign is made; when the hold is lifted, campaigning resumes at once.
+     */
+    void hold(boolean hold) {
+        lock.lock();
+        try {
+            if (held == hold) {
+                return;
+            }
+            held = hold;
+            events.signalAll();
+            Notifier.Subscription wake = wakeup;
+            if (wake != null) {
+                wake.signal();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The lease name this runner campaigns for. */
     public String name() {
         return name;
@@ -185,6 +209,10 @@ public final class Leadership implements AutoCloseable {
         try (Notifier.Subscription wake = notifier.subscribe(leases.store().channel(), name)) {
             wakeup = wake;
             while (!stopping) {
+                if (held) {
+                    wake.await(Service.jitter(config.pollInterval().toNanos()));
+                    continue;
+                }
                 long wait;
                 try {
                     long bound = config.renewInterval().toNanos();
@@ -248,6 +276,10 @@ public final class Leadership implements AutoCloseable {
             long deadline = current.localDeadlineNanos();
             if (stopping) {
                 reason = RevocationReason.STOPPED;
+                break;
+            }
+            if (held) {
+                reason = RevocationReason.DRAINED;
                 break;
             }
             if (now - deadline >= 0) {

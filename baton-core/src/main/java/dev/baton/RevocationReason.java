@@ -15,5 +15,10 @@ public enum RevocationReason {
     /** The leader task returned normally; the lease was released. */
     TASK_COMPLETED,
     /** The leader task threw; the lease was released. */
-    TASK_FAILED
+    TASK_FAILED,
+    /**
+     * An operator drained this node or retired its version ({@link Controls}): the task was cancelled and
+     * the lease released; the node campaigns again once the control is lifted.
+     */
+    DRAINED
 }

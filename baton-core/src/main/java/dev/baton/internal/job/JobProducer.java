@@ -39,7 +39,9 @@ public final class JobProducer extends NotifiedService {
     private final int concurrency;
     private final Db db;
     private final JobStore store;
-    private final String[] kinds;
+    /** Held by an operator's drain, or narrowed to the kinds not disabled: read before every claim. */
+    private final ClaimGate gate;
+
     private final WorkerConfig config;
     private final String nodeId;
     private final Notifier notifier;
@@ -76,7 +78,7 @@ public final class JobProducer extends NotifiedService {
             int concurrency,
             Db db,
             JobStore store,
-            String[] kinds,
+            ClaimGate gate,
             WorkerConfig config,
             String nodeId,
             Notifier notifier,
@@ -92,7 +94,7 @@ public final class JobProducer extends NotifiedService {
         this.concurrency = concurrency;
         this.db = db;
         this.store = store;
-        this.kinds = kinds;
+        this.gate = gate;
         this.config = config;
         this.nodeId = nodeId;
         this.notifier = notifier;
@@ -116,7 +118,7 @@ public final class JobProducer extends NotifiedService {
     /** One claim into the free slots; returns how long to wait before the next. */
     @Override
     protected long runOnce() {
-        if (!claiming) {
+        if (!claiming || !gate.open()) {
             return IDLE_NANOS;
         }
         int free = slots.availablePermits();
@@ -135,7 +137,7 @@ public final class JobProducer extends NotifiedService {
         int claimed = 0;
         if (free > 0) {
             synchronized (claimLock) {
-                if (!claiming) {
+                if (!claiming || !gate.open()) {
                     return IDLE_NANOS;
                 }
                 try {
@@ -172,17 +174,28 @@ public final class JobProducer extends NotifiedService {
             if (limitIds == null || limitIds.length == 0) {
                 jobs = db.call(
                         claimWhat,
-                        c -> claiming
+                        c -> claiming && gate.open()
                                 ? store.claim(
-                                        c, queue, kinds, free, config.jobLease().toMillis(), nodeId)
+                                        c,
+                                        queue,
+                                        gate.kinds(),
+                                        free,
+                                        config.jobLease().toMillis(),
+                                        nodeId)
                                 : List.of());
             } else {
                 // Limited path: its two statements must share one READ COMMITTED transaction (JobStore).
                 jobs = db.transaction(
                         claimWhat,
-                        c -> claiming
+                        c -> claiming && gate.open()
                                 ? store.claimLimited(
-                                        c, queue, kinds, free, config.jobLease().toMillis(), nodeId, limitIds)
+                                        c,
+                                        queue,
+                                        gate.kinds(),
+                                        free,
+                                        config.jobLease().toMillis(),
+                                        nodeId,
+                                        limitIds)
                                 : List.of());
             }
         } catch (JobStore.KeyRaceLost e) {
@@ -275,10 +288,23 @@ public final class JobProducer extends NotifiedService {
      */
     public void stopClaiming() {
         claiming = false;
+        awaitClaimInFlight();
+    }
+
+    /**
+     * Returns once no claim statement is in flight (after the gate closed: the next claim sees it), and
+     * wakes the producer so that it reads the gate now.
+     */
+    void awaitClaimInFlight() {
         wake.signal();
         synchronized (claimLock) {
-            // nothing to do: a claim in flight has finished, and the next one sees claiming == false
+            // nothing to do: a claim in flight has finished, and the next one sees the new state
         }
+    }
+
+    /** The number of attempts of this queue holding a slot. */
+    int inFlight() {
+        return inFlight.get();
     }
 
     /** Waits until no attempt of this queue holds a slot, or until {@code deadlineNanos} on the ticker. */

@@ -12,9 +12,12 @@ import dev.baton.internal.job.RunningAttempt.StopReason;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -72,6 +75,10 @@ public final class Worker {
 
     private final JobHeartbeater heartbeater;
     private final UnhandledKindWatch unhandledKinds;
+    /** Operators' controls over this node's claims: held while drained, disabled kinds left out. */
+    private final ClaimGate gate;
+    /** Bumped by every hold, so that a hand-back thread of an earlier hold gives up. */
+    private final AtomicLong holds = new AtomicLong();
     /** Which cluster-wide job limits apply to this node's claims (decision 0019). */
     private final JobLimits limits;
 
@@ -94,6 +101,7 @@ public final class Worker {
         this.store = store;
         this.handlers = Map.copyOf(handlers);
         this.kinds = handlers.keySet().toArray(new String[0]);
+        this.gate = new ClaimGate(kinds);
         this.config = config;
         this.nodeId = nodeId;
         this.codec = codec;
@@ -132,7 +140,7 @@ public final class Worker {
                         concurrency,
                         db,
                         store,
-                        kinds,
+                        gate,
                         config,
                         nodeId,
                         notifier,
@@ -153,6 +161,70 @@ public final class Worker {
      */
     public void stopClaiming() {
         queues.forEach(JobProducer::stopClaiming);
+    }
+
+    /**
+     * An operator's drain (or a retirement of this node's version): while {@code hold} is true no claim
+     * is made (returns once no claim statement is in flight); running attempts get the drain timeout to
+     * finish, and those still running then are told to stop and are released once their handlers return
+     * (handed back to other nodes, no attempt used), as in {@link #stop()}, unless the hold was lifted
+     * meanwhile. With {@code hold} false, claiming resumes at once.
+     */
+    public void hold(boolean hold) {
+        if (gate.held() == hold) {
+            return;
+        }
+        gate.hold(hold);
+        long generation = holds.incrementAndGet();
+        List<JobProducer> producers;
+        synchronized (this) {
+            producers = List.copyOf(queues);
+        }
+        producers.forEach(JobProducer::awaitClaimInFlight);
+        if (!hold) {
+            return;
+        }
+        Thread handBack = new Thread(() -> handBack(producers, generation), "baton-job-hand-back");
+        handBack.setDaemon(true);
+        handBack.start();
+    }
+
+    /** After the drain timeout, tells the attempts still running to stop, if the hold is still the same. */
+    private void handBack(List<JobProducer> producers, long generation) {
+        long deadline = ticker.getAsLong() + config.drainTimeout().toNanos();
+        for (JobProducer q : producers) {
+            q.awaitIdle(deadline);
+        }
+        if (holds.get() != generation || !gate.held()) {
+            return;
+        }
+        for (RunningAttempt a : running.values()) {
+            if (!a.finished && a.stop(StopReason.DRAIN)) {
+                log.info(
+                        "job {} (attempt {}) still running {} after this node was drained: told to stop; it is "
+                                + "handed back once its handler returns",
+                        a.job.id(),
+                        a.job.attempt(),
+                        config.drainTimeout());
+            }
+        }
+    }
+
+    /** Claims leave out the kinds an operator disabled, from the next claim on. */
+    public void disableKinds(Set<String> disabled) {
+        if (gate.disable(disabled)) {
+            log.info("job kinds disabled by an operator: {}; claiming {}", disabled, Arrays.toString(gate.kinds()));
+            List<JobProducer> producers;
+            synchronized (this) {
+                producers = List.copyOf(queues);
+            }
+            producers.forEach(JobProducer::awaitClaimInFlight);
+        }
+    }
+
+    /** True while an operator's drain holds this worker's claims. */
+    public boolean held() {
+        return gate.held();
     }
 
     /**

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -42,6 +43,12 @@ public final class NodeRegistrar extends Service {
 
     /** What the node writes at registration and every heartbeat; the host is looked up once. */
     private final NodeStore.Registration registration;
+
+    /** The standing controls of operators: read with every heartbeat and handed to {@link #onControls}. */
+    private final ControlStore controls;
+
+    private final String versionTarget;
+    private volatile Consumer<ControlStore.ForNode> onControls = f -> {};
 
     /** Heartbeats run bounded (a black-holed socket must not hang them), each on a borrowed connection. */
     private final BoundedCalls calls;
@@ -69,6 +76,8 @@ public final class NodeRegistrar extends Service {
         this.nodeId = nodeId;
         this.interval = interval;
         this.calls = new BoundedCalls(dataSource, "baton-node-heartbeat-calls");
+        this.controls = new ControlStore(schema, null);
+        this.versionTarget = ControlStore.versionTarget(app, appVersion);
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put("app", app);
         meta.put("appVersion", appVersion);
@@ -140,9 +149,43 @@ public final class NodeRegistrar extends Service {
 
     private void beat() throws SQLException, TimeoutException {
         long bound = interval.toNanos();
-        boolean recorded = calls.call(c -> store.heartbeat(c, registration, BoundedCalls.serverMillis(bound)), bound);
-        if (!recorded) {
+        record Beat(boolean recorded, ControlStore.ForNode controls) {}
+        Beat beat = calls.call(
+                c -> new Beat(
+                        store.heartbeat(c, registration, BoundedCalls.serverMillis(bound)),
+                        controls.forNode(c, nodeId, versionTarget)),
+                bound);
+        if (!beat.recorded()) {
             log.warn("node '{}' is recorded as stopped; heartbeat not recorded", nodeId);
+        }
+        deliver(beat.controls());
+    }
+
+    /**
+     * Where the standing controls that concern this node go, after every heartbeat (on the heartbeat's
+     * thread) and when {@link #readControls()} is called.
+     */
+    public void onControls(Consumer<ControlStore.ForNode> listener) {
+        this.onControls = listener;
+    }
+
+    /** Reads the standing controls now, in the caller's thread, and hands them to the listener (at start). */
+    public void readControls() {
+        ControlStore.ForNode f;
+        try {
+            f = db.call(
+                    "reading the controls of node '" + nodeId + "'", c -> controls.forNode(c, nodeId, versionTarget));
+        } catch (SQLException e) {
+            throw Db.failed("reading the controls of node '" + nodeId + "'", e);
+        }
+        deliver(f);
+    }
+
+    private void deliver(ControlStore.ForNode f) {
+        try {
+            onControls.accept(f);
+        } catch (RuntimeException e) {
+            log.error("node '{}': applying the operators' controls failed", nodeId, e);
         }
     }
 

@@ -165,7 +165,7 @@ class JobServicesTest extends DbTest {
                 2,
                 db,
                 store,
-                new String[] {"k"},
+                new ClaimGate(new String[] {"k"}),
                 config,
                 "n1",
                 Notifier.polling(),
