@@ -41,8 +41,8 @@ class OperatorControlsTest extends JobBehaviourTestBase {
      * heartbeats, with no other node to take it) and holds no lease (the maintenance lease stays free), is
      * shown as draining; resumed, it claims that job and campaigns again.
      *
-     * <p>Protection removed and seen failing: the gate check in the producer's pass ({@code !gate.open()} in
-     * {@code JobProducer.runOnce} and in its claim) — the resumed child claimed the waiting job while drained.
+     * <p>Protection removed and seen failing: the hold in {@code ClaimGate.open()} (open whatever the hold) —
+     * the child, running again, claimed the waiting job while drained ("running" instead of "available").
      */
     @Test
     void O01_aPausedNodeDrainedMeanwhileClaimsNothingOnceItRunsAndResumesWhenLifted() throws Exception {
@@ -139,8 +139,9 @@ class OperatorControlsTest extends JobBehaviourTestBase {
      * term (both expiring it). Every request is recorded; at most one drain of the node is ever in force; of
      * two expiries of one term exactly one ends it.
      *
-     * <p>Protection removed and seen failing: the unique index {@code control_standing} (dropped in the
-     * test's schema) — racing drains created two standing controls for one node.
+     * <p>Protection removed and seen failing: the unique index {@code control_standing} made a plain index and
+     * the {@code ON CONFLICT} of the issue statement removed — racing drains created two standing controls for
+     * one node (both requests "changed").
      */
     @Test
     void O03_twoOperatorsActingAtOnceApplyOnceInOrderAndAreBothRecorded() throws Exception {
