@@ -69,7 +69,10 @@ class AnnotationOptionsTest extends StarterTestSupport {
      * {@code @BatonJob(queue = "mail", maxAttempts = 2)}: a job enqueued without either lands on queue mail
      * (which this node serves) and fails after 2 attempts, with the timeout stored; the schedule options
      * are stored on the schedule. (The core half, defaults applied at enqueue, was seen failing with its
-     * protection removed in {@code JobDefaultsTest}; this test was not run with the starter's part removed.)
+     * protection removed in {@code JobDefaultsTest}.)
+     *
+     * <p>Protection removed and seen failing: the starter's part, the annotation's queue passed on to the
+     * kind's {@code JobDefaults} in {@code AnnotatedHandlers.defaults}: the job landed on queue "default".
      */
     @Test
     void jobAndScheduleOptionsTakeEffect() {
@@ -157,6 +160,9 @@ class AnnotationOptionsTest extends StarterTestSupport {
      * Jobs of a kind no live node handles: one WARN per kind on the node (not per job or per check), the
      * Micrometer counter, and a health detail while the node stays UP; the jobs wait with no attempt used.
      * (The once-per-kind guard was seen failing when removed in core's {@code JobUnhandledKindReportTest}.)
+     *
+     * <p>Protection removed and seen failing: the {@code unhandledKinds} detail in {@code BatonHealthCheck}:
+     * the health stayed UP without it and the await timed out.
      */
     @Test
     void aKindNoNodeHandlesIsReportedOnceAndShownInHealth(CapturedOutput output) {
