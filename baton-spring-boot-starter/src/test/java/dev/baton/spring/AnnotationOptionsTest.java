@@ -202,6 +202,39 @@ class AnnotationOptionsTest extends StarterTestSupport {
                 });
     }
 
+    /**
+     * {@code baton.worker.unhandled-kind-timeout} is the deadline of such jobs: once one has waited that long
+     * with no live node handling its kind, it fails with a clear error ({@code UnhandledJobKind}, naming the
+     * kind and the timeout) and still no attempt used; a handler registered later can retry it.
+     *
+     * <p>Protection removed and seen failing: the property passed on to {@code WorkerConfig} in
+     * {@code BatonAutoConfiguration.worker} (the 1 h default applied): the job stayed available and the await
+     * for FAILED timed out.
+     */
+    @Test
+    void theUnhandledKindTimeoutPropertyFailsSuchJobsWithAClearError() {
+        runner().withUserConfiguration(EnqueuerConfig.class)
+                .withPropertyValues("baton.worker.rescue-interval=100ms", "baton.worker.unhandled-kind-timeout=500ms")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Baton baton = context.getBean(Baton.class);
+                    long id = baton.jobs()
+                            .enqueue(JobRequest.of("invoice.v4", "x"))
+                            .id();
+                    Awaitility.await()
+                            .atMost(WAIT)
+                            .until(() -> baton.jobs().get(id).orElseThrow().state() == JobState.FAILED);
+                    JobInfo job = baton.jobs().get(id).orElseThrow();
+                    assertThat(job.attempt()).as("no attempt used").isZero();
+                    assertThat(job.errors()).singleElement().satisfies(e -> {
+                        assertThat(e.errorClass()).isEqualTo("UnhandledJobKind");
+                        assertThat(e.message())
+                                .contains("no live node handles job kind 'invoice.v4'")
+                                .contains("longer than 0.5");
+                    });
+                });
+    }
+
     private static int countOf(String text, String needle) {
         int n = 0;
         for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
