@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Before the watch, J09 ({@code JobBadInputTest}) already showed such jobs stay available with attempt 0
  * (no "retried 8 times"), but nothing reported them. Protection removed and seen failing: the once-per-kind
- * guard ({@code reported.add}) in {@code UnhandledKindWatch}: the metric was reported at every check. Not
- * yet run with the live-node condition of {@code unhandled_kinds} removed.
+ * guard ({@code reported.add}) in {@code UnhandledKindWatch}: the metric was reported at every check; the
+ * live-node condition of {@code unhandled_kinds} in job.sql (the {@code live.meta -> 'kinds' @> ...} line
+ * dropped): the kind was still reported once a live node handled it, and the last await timed out.
  */
 class JobUnhandledKindReportTest extends JobBehaviourTestBase {
     static final class Recording implements BatonMetrics {

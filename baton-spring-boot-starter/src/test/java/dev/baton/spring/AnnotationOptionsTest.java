@@ -69,7 +69,10 @@ class AnnotationOptionsTest extends StarterTestSupport {
      * {@code @BatonJob(queue = "mail", maxAttempts = 2)}: a job enqueued without either lands on queue mail
      * (which this node serves) and fails after 2 attempts, with the timeout stored; the schedule options
      * are stored on the schedule. (The core half, defaults applied at enqueue, was seen failing with its
-     * protection removed in {@code JobDefaultsTest}; this test was not run with the starter's part removed.)
+     * protection removed in {@code JobDefaultsTest}.)
+     *
+     * <p>Protection removed and seen failing: the starter's part, the annotation's queue passed on to the
+     * kind's {@code JobDefaults} in {@code AnnotatedHandlers.defaults}: the job landed on queue "default".
      */
     @Test
     void jobAndScheduleOptionsTakeEffect() {
@@ -157,6 +160,9 @@ class AnnotationOptionsTest extends StarterTestSupport {
      * Jobs of a kind no live node handles: one WARN per kind on the node (not per job or per check), the
      * Micrometer counter, and a health detail while the node stays UP; the jobs wait with no attempt used.
      * (The once-per-kind guard was seen failing when removed in core's {@code JobUnhandledKindReportTest}.)
+     *
+     * <p>Protection removed and seen failing: the {@code unhandledKinds} detail in {@code BatonHealthCheck}:
+     * the health stayed UP without it and the await timed out.
      */
     @Test
     void aKindNoNodeHandlesIsReportedOnceAndShownInHealth(CapturedOutput output) {
@@ -193,6 +199,39 @@ class AnnotationOptionsTest extends StarterTestSupport {
                     assertThat(baton.jobs().get(later).orElseThrow().state()).isEqualTo(JobState.AVAILABLE);
                     assertThat(countOf(output.getOut() + output.getErr(), "jobs of kind 'invoice.v2' are waiting"))
                             .isEqualTo(1);
+                });
+    }
+
+    /**
+     * {@code baton.worker.unhandled-kind-timeout} is the deadline of such jobs: once one has waited that long
+     * with no live node handling its kind, it fails with a clear error ({@code UnhandledJobKind}, naming the
+     * kind and the timeout) and still no attempt used; a handler registered later can retry it.
+     *
+     * <p>Protection removed and seen failing: the property passed on to {@code WorkerConfig} in
+     * {@code BatonAutoConfiguration.worker} (the 1 h default applied): the job stayed available and the await
+     * for FAILED timed out.
+     */
+    @Test
+    void theUnhandledKindTimeoutPropertyFailsSuchJobsWithAClearError() {
+        runner().withUserConfiguration(EnqueuerConfig.class)
+                .withPropertyValues("baton.worker.rescue-interval=100ms", "baton.worker.unhandled-kind-timeout=500ms")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Baton baton = context.getBean(Baton.class);
+                    long id = baton.jobs()
+                            .enqueue(JobRequest.of("invoice.v4", "x"))
+                            .id();
+                    Awaitility.await()
+                            .atMost(WAIT)
+                            .until(() -> baton.jobs().get(id).orElseThrow().state() == JobState.FAILED);
+                    JobInfo job = baton.jobs().get(id).orElseThrow();
+                    assertThat(job.attempt()).as("no attempt used").isZero();
+                    assertThat(job.errors()).singleElement().satisfies(e -> {
+                        assertThat(e.errorClass()).isEqualTo("UnhandledJobKind");
+                        assertThat(e.message())
+                                .contains("no live node handles job kind 'invoice.v4'")
+                                .contains("longer than 0.5");
+                    });
                 });
     }
 

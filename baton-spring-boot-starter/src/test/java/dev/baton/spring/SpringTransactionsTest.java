@@ -16,11 +16,16 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -39,6 +44,11 @@ import org.springframework.transaction.annotation.Transactional;
 class SpringTransactionsTest extends StarterTestSupport {
     /** What the "ship" handler does; set by each test before it enqueues. */
     static volatile JobHandler<String> handler = (id, ctx) -> {};
+    /**
+     * Called by the business methods at named points ("enqueued", "inner returned"), still inside their
+     * transactions; a test sets it to look at the database from a connection of its own.
+     */
+    static volatile java.util.function.Consumer<String> probe = where -> {};
 
     /** A business service: the order row and its job in one Spring transaction. */
     public static class Orders {
@@ -58,6 +68,7 @@ class SpringTransactionsTest extends StarterTestSupport {
         public void place(String id, boolean fail) {
             jdbc.update("INSERT INTO " + schema + ".orders VALUES (?)", id);
             baton.jobs().enqueue(JobRequest.of("ship", id));
+            probe.accept("enqueued");
             if (fail) {
                 throw new IllegalStateException("the order was refused after its job was enqueued");
             }
@@ -71,7 +82,19 @@ class SpringTransactionsTest extends StarterTestSupport {
             } else {
                 inner.enqueueJoined(id);
             }
+            probe.accept("inner returned");
             throw new IllegalStateException("the outer transaction fails");
+        }
+
+        /** The order commits; the job, enqueued in a NESTED method that then fails, goes with its savepoint. */
+        @Transactional
+        public void placeWithNestedEnqueueThatFails(String id) {
+            jdbc.update("INSERT INTO " + schema + ".orders VALUES (?)", id);
+            try {
+                inner.enqueueNestedThenFail(id);
+            } catch (IllegalStateException expected) {
+                // the outer carries on and commits
+            }
         }
     }
 
@@ -95,6 +118,23 @@ class SpringTransactionsTest extends StarterTestSupport {
         @Transactional(propagation = Propagation.REQUIRES_NEW)
         public void enqueueInNewTransaction(String id) {
             baton.jobs().enqueue(JobRequest.of("ship", id));
+            probe.accept("enqueued");
+        }
+
+        @Transactional(propagation = Propagation.NESTED)
+        public void enqueueNestedThenFail(String id) {
+            baton.jobs().enqueue(JobRequest.of("ship", id));
+            throw new IllegalStateException("the nested method fails after its enqueue");
+        }
+
+        /**
+         * A SUPPORTS scope without a transaction: JdbcTemplate's connection is bound to the thread for the
+         * scope, but no transaction is active (with an auto-commit=false pool nobody commits that connection).
+         */
+        @Transactional(propagation = Propagation.SUPPORTS)
+        public long insertAndEnqueueWithoutTransaction(String id) {
+            jdbc.update("INSERT INTO " + schema + ".orders VALUES (?)", id);
+            return baton.jobs().enqueue(JobRequest.of("ship", id)).id();
         }
 
         @Transactional
@@ -140,7 +180,13 @@ class SpringTransactionsTest extends StarterTestSupport {
 
     /** Runs {@code test} in a started context; the business tables are created in Baton's schema once it exists. */
     private void run(ContextTest test) {
-        runner().withUserConfiguration(TxConfig.class)
+        run(runner(), test);
+    }
+
+    /** As {@link #run(ContextTest)}, on {@code runner}. */
+    private void run(ApplicationContextRunner runner, ContextTest test) {
+        probe = where -> {};
+        runner.withUserConfiguration(TxConfig.class)
                 .withPropertyValues("baton.worker.queues.default=2")
                 .run(ctx -> {
                     assertThat(ctx).hasNotFailed();
@@ -178,20 +224,36 @@ class SpringTransactionsTest extends StarterTestSupport {
         });
     }
 
-    /** A committed {@code @Transactional} method leaves its order and one job, which runs. */
+    /**
+     * A committed {@code @Transactional} method leaves its order and one job, which runs; while the method
+     * is still inside its transaction, after the enqueue, another connection sees no job yet: the job
+     * commits with the order, not before it.
+     *
+     * <p>Protection removed and seen failing: the starter's binding ({@code batonTransactionBinding} bean
+     * not set on the builder): another connection saw the job before the method returned.
+     */
     @Test
     void commitOfTransactionalMethodLeavesOneJobThatRuns() throws SQLException {
         handler = (id, ctx) -> ctx.transaction(
                 c -> c.createStatement().executeUpdate("INSERT INTO " + schema + ".shipped VALUES ('" + id + "', 1)"));
+        List<Long> seenBeforeCommit = new CopyOnWriteArrayList<>();
         run(ctx -> {
+            probe = where -> seenBeforeCommit.add(uncheckedCount("job"));
             ctx.getBean(Orders.class).place("o-2", false);
+            assertThat(seenBeforeCommit)
+                    .as("jobs another connection saw after the enqueue, before the commit")
+                    .containsExactly(0L);
             assertThat(count("orders")).isEqualTo(1);
             assertThat(count("job")).isEqualTo(1);
             await().atMost(WAIT).until(() -> count("shipped") == 1);
         });
     }
 
-    /** Outside a Spring transaction, enqueue commits on its own connection before it returns, as before. */
+    /**
+     * Outside a Spring transaction, enqueue commits on its own connection before it returns, as before.
+     * (The unchanged path: this test passes without the binding too; the case where Spring bound a
+     * connection with no transaction is {@link #supportsScopeWithoutTransactionEnqueuesOnItsOwnConnection}.)
+     */
     @Test
     void enqueueOutsideTransactionCommitsAtOnce() throws SQLException {
         handler = (id, ctx) -> {};
@@ -220,16 +282,77 @@ class SpringTransactionsTest extends StarterTestSupport {
         });
     }
 
-    /** An enqueue in a {@code REQUIRES_NEW} method commits with that method, though the outer rolls back. */
+    /**
+     * An enqueue in a {@code REQUIRES_NEW} method commits with that method, though the outer rolls back:
+     * not visible to another connection inside the inner method, visible once it returned (the outer still
+     * open), and still there after the outer rolled back.
+     *
+     * <p>Protection removed and seen failing: the starter's binding: the job was visible inside the
+     * {@code REQUIRES_NEW} method, before its commit.
+     */
     @Test
     void requiresNewAroundEnqueueCommitsTheJobWhenTheOuterRollsBack() throws SQLException {
         handler = (id, ctx) -> {};
+        Map<String, Long> seen = new ConcurrentHashMap<>();
         run(ctx -> {
+            probe = where -> seen.put(where, uncheckedCount("job"));
             assertThatThrownBy(() -> ctx.getBean(Orders.class).placeThroughInner("o-5", true))
                     .hasMessageContaining("outer");
+            assertThat(seen)
+                    .as("jobs another connection saw inside the REQUIRES_NEW method and after it returned")
+                    .containsExactlyInAnyOrderEntriesOf(Map.of("enqueued", 0L, "inner returned", 1L));
             assertThat(count("orders")).isZero();
             assertThat(count("job")).isEqualTo(1);
         });
+    }
+
+    /**
+     * A {@code NESTED} method (a savepoint in the outer transaction) that enqueues and then fails takes its
+     * job back with the savepoint; the outer method catches the failure and commits its order.
+     *
+     * <p>Protection removed and seen failing: the starter's binding: the job had committed on its own
+     * connection and outlived the savepoint's rollback.
+     */
+    @Test
+    void nestedSavepointRollbackTakesItsJobBack() throws SQLException {
+        run(ctx -> {
+            ctx.getBean(Orders.class).placeWithNestedEnqueueThatFails("o-10");
+            assertThat(count("orders")).as("the outer committed").isEqualTo(1);
+            assertThat(count("job")).as("the job went with the savepoint").isZero();
+        });
+    }
+
+    /**
+     * A {@code SUPPORTS} scope with no transaction is not a transaction to join, even though Spring bound
+     * JdbcTemplate's connection to the thread for the scope: on a pool with {@code autoCommit=false} (the
+     * usual JPA tuning, FAULTS E04) nobody commits that connection, so the job is enqueued and committed on
+     * a connection of Baton's, and runs.
+     *
+     * <p>Protection removed and seen failing: the active-transaction condition of
+     * {@code SpringTransactionBinding.current} ({@code isActualTransactionActive()}): the enqueue joined the
+     * bound connection, which was never committed, and the job was lost.
+     */
+    @Test
+    void supportsScopeWithoutTransactionEnqueuesOnItsOwnConnection() throws SQLException {
+        handler = (id, ctx) -> {};
+        run(runner(SpringTransactionsTest::autoCommitOffPool), ctx -> {
+            long id = ctx.getBean(Inner.class).insertAndEnqueueWithoutTransaction("o-11");
+            assertThat(count("orders"))
+                    .as("the insert on the scope's connection was never committed")
+                    .isZero();
+            assertThat(count("job")).isEqualTo(1);
+            awaitState(ctx, id, JobState.SUCCEEDED);
+        });
+    }
+
+    /** The application's pool as JPA services tune it: {@code autoCommit=false}. */
+    private static DataSource autoCommitOffPool() {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(PG.jdbcUrl());
+        config.setPoolName("starter-app-no-autocommit");
+        config.setMaximumPoolSize(10);
+        config.setAutoCommit(false);
+        return new com.zaxxer.hikari.HikariDataSource(config);
     }
 
     /**
@@ -390,6 +513,12 @@ class SpringTransactionsTest extends StarterTestSupport {
     /**
      * A {@code REQUIRES_NEW} method called inside {@code ctx.transaction} gets its own connection and
      * commits on its own, though the completion then rolls back.
+     *
+     * <p>This passes without the binding too (the method then has no transaction to suspend); it checks
+     * that the bound completion transaction is one Spring can suspend. Protection removed and seen failing:
+     * the holder's transaction-active flag in {@code SpringTransactionBinding.bind}
+     * ({@code new ConnectionHolder(transaction, false)}): Spring saw no transaction to suspend, tried to bind a
+     * second connection and failed every attempt.
      */
     @Test
     void requiresNewInsideHandlerCommitsIndependently() throws SQLException {
@@ -432,6 +561,15 @@ class SpringTransactionsTest extends StarterTestSupport {
     private long succeeded() {
         try {
             return countWhere("job", "state = 'succeeded'");
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** {@link #count} from inside a probe, which cannot throw a checked exception. */
+    private long uncheckedCount(String table) {
+        try {
+            return count(table);
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }

@@ -6,6 +6,7 @@ import dev.baton.testkit.TestTimeouts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -44,10 +45,15 @@ abstract class StarterTestSupport {
 
     /** Auto-configuration with a pool of its own as the application's DataSource (closed with the context), short timings. */
     ApplicationContextRunner runner() {
+        return runner(() -> PG.newPool("starter-app", 10));
+    }
+
+    /** As {@link #runner()}, with {@code dataSource} giving the application's DataSource. */
+    ApplicationContextRunner runner(Supplier<DataSource> dataSource) {
         return new ApplicationContextRunner()
                 .withConfiguration(
                         AutoConfigurations.of(BatonAutoConfiguration.class, BatonActuatorAutoConfiguration.class))
-                .withBean(DataSource.class, () -> PG.newPool("starter-app", 10))
+                .withBean(DataSource.class, dataSource)
                 .withPropertyValues("spring.jmx.enabled=true", "management.endpoints.jmx.exposure.include=baton,health")
                 .withPropertyValues(
                         "baton.schema=" + schema,

@@ -45,6 +45,9 @@ class StartupValidationTest extends StarterTestSupport {
     /**
      * {@code baton.single-runner.lease-ttl=5ms} fails the start naming the property and "5ms" (the field
      * report: before, the context started and every call failed blaming the annotation's leaseTtl).
+     *
+     * <p>Protection removed and seen failing: the range check of {@code SingleRunnerInterceptor.checkTtl}
+     * (made to return at once): the context started.
      */
     @Test
     void singleRunnerLeaseTtlTooShortFailsAtStartUp() {
@@ -61,6 +64,13 @@ class StartupValidationTest extends StarterTestSupport {
         void run() {}
     }
 
+    /**
+     * {@code @BatonSingleRunner(leaseTtl = "2ms")} fails the start naming the annotation, the attribute,
+     * the method and "2ms".
+     *
+     * <p>Protection removed and seen failing: the range check of {@code SingleRunnerInterceptor.checkTtl}
+     * (made to return at once): the context started.
+     */
     @Test
     void singleRunnerAnnotationTtlNamesTheAttribute() {
         FailureAnalysis a = analysis(runner().withBean("badRunner", BadRunnerTtl.class, BadRunnerTtl::new));
@@ -71,7 +81,12 @@ class StartupValidationTest extends StarterTestSupport {
                 .contains("run()");
     }
 
-    /** The job-lease / heartbeat rule shows the values as written ("1s"), not "PT2S". */
+    /**
+     * The job-lease / heartbeat rule shows the values as written ("1s"), not "PT2S".
+     *
+     * <p>Protection removed and seen failing: {@code humanDurations} in {@code BatonAutoConfiguration.Props.build}
+     * (the core's message used as it is): the rule read "job-lease/2 (PT0.5S) must exceed 2 × ... (PT1S)".
+     */
     @Test
     void workerTimingValuesShownAsWritten() {
         FailureAnalysis a = analysis(runner().withPropertyValues(
@@ -153,6 +168,13 @@ class StartupValidationTest extends StarterTestSupport {
         return analysis(runner().withBean("annotated", type)).getDescription();
     }
 
+    /**
+     * Bad {@code @BatonJob} values fail the start naming the attribute, bean, method and the value as written.
+     *
+     * <p>Protection removed and seen failing: the {@code check(where + " maxAttempts", ...)} wrapper in
+     * {@code AnnotatedHandlers.defaults} (the core's IllegalArgumentException let through): no
+     * InvalidBatonPropertyException, so no failure analysis naming the attribute.
+     */
     @Test
     void badJobAttributesNameAttributeBeanMethodAndValue() {
         assertThat(refused(NegativeAttempts.class))
@@ -171,6 +193,12 @@ class StartupValidationTest extends StarterTestSupport {
         assertThat(refused(BadQueue.class)).contains("'Mail Queue'").contains("queue");
     }
 
+    /**
+     * Bad {@code @BatonSchedule} values and combinations fail the start naming the attribute and the value.
+     *
+     * <p>Protection removed and seen failing: the catchUp-without-catch-up check in
+     * {@code AnnotatedHandlers.misfire}: {@code misfire = "skip", catchUp = 3} started.
+     */
     @Test
     void badScheduleAttributesAndCombinationsNameAttributeAndValue() {
         assertThat(refused(BadCron.class))
@@ -199,6 +227,13 @@ class StartupValidationTest extends StarterTestSupport {
         assertThat(refused(BadScheduleAttempts.class)).contains("'2000'").contains("maxAttempts");
     }
 
+    /**
+     * {@code baton.worker.unhandled-kind-timeout=0s} fails the start naming the property and "0s".
+     *
+     * <p>Protection removed and seen failing: {@code "unhandledKindTimeout"} left out of the fields that
+     * {@code BatonAutoConfiguration.worker} maps to properties: the report said "Baton refused
+     * baton.worker.*: unhandledKindTimeout must be positive, but was PT0S".
+     */
     @Test
     void badUnhandledKindTimeoutNamesTheProperty() {
         FailureAnalysis a = analysis(

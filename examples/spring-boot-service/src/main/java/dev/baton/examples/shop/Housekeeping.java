@@ -10,7 +10,6 @@ import java.sql.ResultSet;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Background work that must not run once per instance: a durable Baton sweep, and a plain
@@ -19,24 +18,25 @@ import org.springframework.transaction.support.TransactionTemplate;
 @Component
 public class Housekeeping {
     private final JdbcTemplate jdbc;
-    private final TransactionTemplate tx;
     private final Baton baton;
     private final String schema;
 
-    public Housekeeping(JdbcTemplate jdbc, TransactionTemplate tx, Baton baton, ShopTables tables) {
+    public Housekeeping(JdbcTemplate jdbc, Baton baton, ShopTables tables) {
         this.jdbc = jdbc;
-        this.tx = tx;
         this.baton = baton;
         this.schema = tables.schema();
     }
 
-    /** A durable sweep: one job per interval across all instances. */
+    /**
+     * A durable sweep: one job per interval across all instances. Its writes go through JdbcTemplate inside
+     * {@code ctx.transaction}: they commit with the job's completion, fenced by the attempt, or not at all.
+     */
     @BatonSchedule(name = "expire-carts", every = "${shop.sweep-interval:1m}")
     public void expireCarts(JobContext ctx) {
-        tx.executeWithoutResult(status -> {
+        ctx.transaction(conn -> {
             int expired = jdbc.update("DELETE FROM " + schema + ".carts WHERE expires_at < clock_timestamp()");
-            // Keyed by the job: a retried attempt of the same run does not count twice.
-            jdbc.update(
+            // Keyed by the job: one row per run, however many attempts it took.
+            return jdbc.update(
                     "INSERT INTO " + schema + ".sweep_runs (job_id, node, expired_carts) VALUES (?, ?, ?) "
                             + "ON CONFLICT (job_id) DO NOTHING",
                     ctx.jobId(),
