@@ -186,6 +186,7 @@ public final class Baton implements AutoCloseable {
                 schedules.store(),
                 nodes.store(),
                 primitives.store(),
+                new ControlStore(schema, null),
                 new Maintenance.Config(
                         workerConfig, workerConfig == null ? Set.of() : b.handlers.keySet(), b.retention),
                 nodeId,

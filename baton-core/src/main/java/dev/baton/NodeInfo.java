@@ -8,6 +8,9 @@ import java.util.Optional;
  * A registered Baton node as the database sees it at {@code dbNow}.
  *
  * @param heartbeatInterval how often the node promised to beat; it is stale after {@link #STALE_AFTER_BEATS} missed
+ * @param application       the application it runs ({@link Baton.Builder#application}); empty for nodes of
+ *                          versions that did not record it
+ * @param version           the application's version
  */
 public record NodeInfo(
         String id,
@@ -19,6 +22,8 @@ public record NodeInfo(
         int protocolVersion,
         Optional<String> host,
         Optional<Long> pid,
+        Optional<String> application,
+        Optional<String> version,
         Instant dbNow) {
     /** A node that has not beaten for this many intervals, and never said it stopped, is stale. */
     public static final int STALE_AFTER_BEATS = 3;

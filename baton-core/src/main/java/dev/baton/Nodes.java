@@ -2,6 +2,8 @@ package dev.baton;
 
 import dev.baton.internal.db.Db;
 import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.job.JobStore;
+import dev.baton.internal.node.ControlStore;
 import dev.baton.internal.node.NodeStore;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,11 +23,15 @@ public final class Nodes {
     private final Db db;
     private final NodeStore store;
     private final Leases leases;
+    private final ControlStore controls;
+    private final JobStore jobs;
 
     Nodes(DataSource dataSource, String schema, Leases leases) {
         this.db = Db.of(dataSource);
         this.store = new NodeStore(schema);
         this.leases = leases;
+        this.controls = new ControlStore(schema, null);
+        this.jobs = new JobStore(schema);
     }
 
     /** The statements behind this facade, for maintenance. */
@@ -71,12 +77,16 @@ public final class Nodes {
             leaseViews.add(new OwnershipView.LeaseOwnership(
                     l, owner, owner.map(nodeIds::contains).orElse(false)));
         }
+        List<ControlRecord> standing = db.callUnchecked("reading the standing controls", controls::standing);
+        Map<String, Long> running = db.callUnchecked("counting running jobs per node", jobs::runningByNode);
         List<NodeInfo> sorted = new ArrayList<>(nodes);
         sorted.sort(java.util.Comparator.comparing(NodeInfo::id));
         List<OwnershipView.NodeStatus> statuses = new ArrayList<>();
         for (NodeInfo n : sorted) {
             List<String> mine = owned.getOrDefault(n.id(), List.of());
-            statuses.add(new OwnershipView.NodeStatus(n, role(n, mine), List.copyOf(mine)));
+            Optional<ControlRecord> heldBy = heldBy(n, standing);
+            statuses.add(new OwnershipView.NodeStatus(
+                    n, role(n, mine, heldBy), List.copyOf(mine), running.getOrDefault(n.id(), 0L), heldBy));
         }
         Instant dbNow = !nodes.isEmpty()
                 ? nodes.get(0).dbNow()
@@ -84,7 +94,24 @@ public final class Nodes {
         return new OwnershipView(dbNow, List.copyOf(leaseViews), List.copyOf(statuses));
     }
 
-    private static OwnershipView.Role role(NodeInfo n, List<String> owned) {
+    /** The standing control that holds node {@code n}: a retirement of its version first, then a drain of it. */
+    private static Optional<ControlRecord> heldBy(NodeInfo n, List<ControlRecord> standing) {
+        String version = n.application().isPresent() && n.version().isPresent()
+                ? ControlStore.versionTarget(n.application().get(), n.version().get())
+                : null;
+        Optional<ControlRecord> retired = standing.stream()
+                .filter(r ->
+                        r.action() == ControlAction.RETIRE_VERSION && r.target().equals(version))
+                .findFirst();
+        return retired.isPresent()
+                ? retired
+                : standing.stream()
+                        .filter(r -> r.action() == ControlAction.DRAIN_NODE
+                                && r.target().equals(n.id()))
+                        .findFirst();
+    }
+
+    private static OwnershipView.Role role(NodeInfo n, List<String> owned, Optional<ControlRecord> heldBy) {
         if (!owned.isEmpty()) {
             // The lease, not the heartbeat, is the authority: a node with an unexpired lease is its
             // authorized owner even while its heartbeat is late.
@@ -95,6 +122,11 @@ public final class Nodes {
         }
         if (n.stale()) {
             return OwnershipView.Role.STALE;
+        }
+        if (heldBy.isPresent()) {
+            return heldBy.get().action() == ControlAction.RETIRE_VERSION
+                    ? OwnershipView.Role.RETIRED
+                    : OwnershipView.Role.DRAINING;
         }
         return n.state() == NodeState.DRAINING ? OwnershipView.Role.DRAINING : OwnershipView.Role.ACTIVE;
     }

@@ -16,8 +16,10 @@ public record OwnershipView(Instant dbNow, List<LeaseOwnership> leases, List<Nod
         CURRENT_OWNER,
         /** Registered, heartbeating, owns nothing. */
         ACTIVE,
-        /** Shutting down gracefully. */
+        /** Shutting down gracefully, or drained by an operator ({@link Controls#drainNode}): owns nothing. */
         DRAINING,
+        /** Its application version is retired by an operator ({@link Controls#retireVersion}): owns nothing. */
+        RETIRED,
         /** Heartbeat overdue and never stopped: crashed, paused or partitioned. Owns nothing. */
         STALE,
         /** Stopped cleanly; kept for the record. */
@@ -31,8 +33,12 @@ public record OwnershipView(Instant dbNow, List<LeaseOwnership> leases, List<Nod
      */
     public record LeaseOwnership(LeaseInfo lease, Optional<String> authorizedOwner, boolean ownerNodeKnown) {}
 
-    /** A node, its role and the leases it currently owns. */
-    public record NodeStatus(NodeInfo node, Role role, List<String> ownedLeases) {}
+    /**
+     * A node, its role, the leases it currently owns, the attempts it runs, and the operator's control that
+     * holds it (a drain of the node or a retirement of its version), if any.
+     */
+    public record NodeStatus(
+            NodeInfo node, Role role, List<String> ownedLeases, long runningJobs, Optional<ControlRecord> heldBy) {}
 
     /** The status of one node, if registered. */
     public Optional<NodeStatus> node(String id) {

@@ -7,6 +7,7 @@ import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.lease.LeaseStore;
 import dev.baton.internal.maintenance.Maintenance;
+import dev.baton.internal.node.ControlStore;
 import dev.baton.internal.node.NodeStore;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.schedule.ScheduleStore;
@@ -129,6 +130,7 @@ public abstract class DbTest {
                 new ScheduleStore(schema),
                 new NodeStore(schema),
                 new CoordinationStore(schema),
+                new ControlStore(schema, null),
                 new Maintenance.Config(config, ownKinds, retention),
                 nodeId,
                 ticker);

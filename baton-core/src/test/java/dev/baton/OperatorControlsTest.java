@@ -75,6 +75,10 @@ class OperatorControlsTest extends JobBehaviourTestBase {
             awaitHeartbeats("o01-child", 4);
             assertThat(row(j2).state()).as("a drained node claims nothing new").isEqualTo("available");
             assertThat(leaseOwners()).as("a drained node holds no lease").doesNotContain("o01-child");
+            OwnershipView.NodeStatus shown =
+                    client(appPool).nodes().ownership().node("o01-child").orElseThrow();
+            assertThat(shown.role()).isEqualTo(OwnershipView.Role.DRAINING);
+            assertThat(shown.heldBy().map(ControlRecord::createdBy)).contains("alice");
 
             controls.resumeNode("o01-child", "alice");
             Awaitility.await().atMost(WAIT).until(() -> "o01-child".equals(row(j2).claimedBy()));
@@ -128,6 +132,11 @@ class OperatorControlsTest extends JobBehaviourTestBase {
         awaitHeartbeats("o02-v1", 4);
         assertThat(leaseOwners()).as("a retired node holds no lease").doesNotContain("o02-v1");
         assertThat(row(job).state()).as("a retired node claims nothing").isEqualTo("available");
+        OwnershipView.NodeStatus shown =
+                client(appPool).nodes().ownership().node("o02-v1").orElseThrow();
+        assertThat(shown.role()).isEqualTo(OwnershipView.Role.RETIRED);
+        assertThat(shown.node().version()).contains("1");
+        assertThat(shown.heldBy().map(ControlRecord::target)).contains("svc@1");
 
         controls.unretireVersion(APP, "1", "bob");
         awaitState(v1.jobs(), job, JobState.SUCCEEDED);

@@ -37,7 +37,7 @@ class RetentionTest extends JobBehaviourTestBase {
 
     /**
      * Protections removed and seen failing: the prune steps of {@code Maintenance.pruneOnce} (leases,
-     * history, nodes, schedules; before E06 none of them existed) and {@code purgeCoordination}: the tables kept every row of the churn
+     * history, nodes, schedules, ended controls; before E06 none of them existed) and {@code purgeCoordination}: the tables kept every row of the churn
      * and the "bounded" assertions failed. The shared generation sequence: with generations counted per
      * row (as before), the lease pruned and acquired again started over at a lower generation.
      */
@@ -108,6 +108,14 @@ class RetentionTest extends JobBehaviourTestBase {
         assertThat(schedules.list(null, 10).items())
                 .extracting(ScheduleInfo::name)
                 .contains("dropped", "kept");
+        // Operators' controls: lifted drains and a one-shot action (recorded), one standing control (kept).
+        Controls controls = Baton.builder(appPool).schema(schema).build().controls();
+        for (int i = 0; i < 5; i++) {
+            controls.drainNode("gone-" + i, "op", null);
+            controls.resumeNode("gone-" + i, "op");
+        }
+        controls.disableKind("still-off", "op", null);
+        assertThat(pageThrough((after, n) -> controls.audit(after, n), 2)).hasSize(6);
         Map<String, Long> before = sizes();
 
         // Everything is older than the retention on the database clock: one maintenance pass.
@@ -128,6 +136,7 @@ class RetentionTest extends JobBehaviourTestBase {
         assertThat(after.get("lease")).as("held leases only").isLessThanOrEqualTo(1);
         assertThat(after.get("lease_history")).as("open or recent terms only").isLessThanOrEqualTo(2);
         assertThat(after.get("job")).isZero();
+        assertThat(after.get("control")).as("standing controls only").isEqualTo(1);
         assertThat(after.get("inbound_delivery")
                         + after.get("single_use_token")
                         + after.get("concurrency_slot")
@@ -340,7 +349,8 @@ class RetentionTest extends JobBehaviourTestBase {
                 "single_use_token",
                 "concurrency_slot",
                 "rate_limit",
-                "schedule")) {
+                "schedule",
+                "control")) {
             out.put(t, count("SELECT count(*) FROM " + schema + "." + t));
         }
         return out;

@@ -69,3 +69,12 @@ WITH expired AS (
      WHERE h.name = e.name AND h.generation = e.generation AND h.ended_at IS NULL
 )
 SELECT owner_id, generation, pg_notify(:channel, name) IS NULL AS notified FROM expired
+
+-- name: prune
+-- The record of controls that ended (lifted, or one-shot) longer than the retention ago; standing controls
+-- stay however old they are. Oldest first, bounded.
+DELETE FROM ${schema}.control WHERE id IN (
+    SELECT id FROM ${schema}.control
+     WHERE NOT active AND coalesce(lifted_at, created_at) < clock_timestamp() - :retention_ms * interval '1 millisecond'
+     ORDER BY id
+     LIMIT :limit)

@@ -510,3 +510,7 @@ DELETE FROM ${schema}.job_unique u
          WHERE NOT EXISTS (SELECT 1 FROM ${schema}.job j WHERE j.id = s.job_id)
          LIMIT :limit) gone
  WHERE u.unique_key = gone.unique_key AND u.job_id = gone.job_id
+
+-- name: running_by_node
+-- How many attempts each node runs now (running rows: the job_running_lease index's rows).
+SELECT claimed_by, count(*) AS n FROM ${schema}.job WHERE state = 'running' GROUP BY claimed_by

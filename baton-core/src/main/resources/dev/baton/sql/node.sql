@@ -41,7 +41,7 @@ SELECT host, pid, (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000):
 -- name: list
 -- One page in id order after a cursor ('' for the first).
 SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
-       meta::text AS meta, clock_timestamp() AS db_now
+       meta::text AS meta, meta ->> 'app' AS app, meta ->> 'appVersion' AS app_version, clock_timestamp() AS db_now
   FROM ${schema}.node
  WHERE id > :after
  ORDER BY id
@@ -49,7 +49,7 @@ SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, p
 
 -- name: get
 SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
-       meta::text AS meta, clock_timestamp() AS db_now
+       meta::text AS meta, meta ->> 'app' AS app, meta ->> 'appVersion' AS app_version, clock_timestamp() AS db_now
   FROM ${schema}.node
  WHERE id = :id
 
@@ -57,7 +57,7 @@ SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, p
 -- The nodes an ownership view shows: every node not stopped, then the most recently stopped ones.
 -- The table is bounded by its retention (see prune).
 SELECT id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at, protocol_version, host, pid,
-       meta::text AS meta, clock_timestamp() AS db_now
+       meta::text AS meta, meta ->> 'app' AS app, meta ->> 'appVersion' AS app_version, clock_timestamp() AS db_now
   FROM ${schema}.node
  ORDER BY state = 'stopped', coalesce(stopped_at, heartbeat_at) DESC, id
  LIMIT :limit

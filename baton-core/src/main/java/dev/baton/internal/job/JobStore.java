@@ -521,6 +521,18 @@ public final class JobStore {
         return out;
     }
 
+    /** Running attempts per node id. */
+    public Map<String, Long> runningByNode(Connection c) throws SQLException {
+        Map<String, Long> out = new HashMap<>();
+        try (SqlCall q = sql.prepare(c, "running_by_node")) {
+            ResultSet rs = q.query();
+            while (rs.next()) {
+                out.put(rs.getString("claimed_by"), rs.getLong("n"));
+            }
+        }
+        return out;
+    }
+
     public List<Long> complete(Connection c, long[] ids, long[] tokens) throws SQLException {
         return idList(c, "complete", ids, tokens);
     }

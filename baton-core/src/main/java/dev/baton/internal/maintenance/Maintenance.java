@@ -6,6 +6,7 @@ import dev.baton.internal.db.Db;
 import dev.baton.internal.job.JobSettings;
 import dev.baton.internal.job.JobStore;
 import dev.baton.internal.lease.LeaseStore;
+import dev.baton.internal.node.ControlStore;
 import dev.baton.internal.node.NodeStore;
 import dev.baton.internal.schedule.ScheduleStore;
 import dev.baton.internal.service.Service;
@@ -24,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * The cluster's housekeeping statements, run by one node at a time under the {@value MaintenanceTask#LEASE}
  * lease to save load, on every started node whether it works jobs or not, by the services of each
  * maintenance term ({@link #services()}): the {@link Pruner} keeps every Baton table bounded by its retention
- * (finished jobs, idle lease rows and ended terms, departed nodes, schedules disabled long ago); the
+ * (finished jobs, idle lease rows and ended terms, departed nodes, schedules disabled long ago, the record of
+ * operators' controls that ended long ago); the
  * {@link CoordinationPurger} deletes expired deliveries, tokens, slots and rate state; the {@link JobRescuer}
  * returns expired attempts to their queue (or fails them after max stalls) and fails jobs whose kind no live
  * node handles after a timeout. Every statement is bounded (batches) and stays safe if two nodes ever run it
@@ -65,9 +67,9 @@ public final class Maintenance {
     }
 
     /** What one prune run deleted (or failed), per table. */
-    public record Pruned(int jobs, int leases, int history, int nodes, int schedules) {
+    public record Pruned(int jobs, int leases, int history, int nodes, int schedules, int controls) {
         public int total() {
-            return jobs + leases + history + nodes + schedules;
+            return jobs + leases + history + nodes + schedules + controls;
         }
     }
 
@@ -77,6 +79,7 @@ public final class Maintenance {
     private final ScheduleStore schedules;
     private final NodeStore nodes;
     private final CoordinationStore coordination;
+    private final ControlStore controls;
     private final Config config;
     private final String nodeId;
     private final LongSupplier ticker;
@@ -88,6 +91,7 @@ public final class Maintenance {
             ScheduleStore schedules,
             NodeStore nodes,
             CoordinationStore coordination,
+            ControlStore controls,
             Config config,
             String nodeId,
             LongSupplier ticker) {
@@ -97,6 +101,7 @@ public final class Maintenance {
         this.schedules = schedules;
         this.nodes = nodes;
         this.coordination = coordination;
+        this.controls = controls;
         this.config = config;
         this.nodeId = nodeId;
         this.ticker = ticker;
@@ -189,7 +194,8 @@ public final class Maintenance {
         int history = batches("pruning lease history", c -> leases.pruneHistory(c, config.retention(), BATCH));
         int departed = batches("pruning departed nodes", c -> nodes.prune(c, config.retention(), BATCH));
         int disabled = batches("pruning disabled schedules", c -> schedules.prune(c, config.retention(), BATCH));
-        return new Pruned(finished, idle, history, departed, disabled);
+        int ended = batches("pruning the record of ended controls", c -> controls.prune(c, config.retention(), BATCH));
+        return new Pruned(finished, idle, history, departed, disabled, ended);
     }
 
     /** {@link #purgeCoordination(Db, CoordinationStore)} on this node's database. */

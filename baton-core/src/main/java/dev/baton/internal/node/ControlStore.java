@@ -9,6 +9,7 @@ import dev.baton.internal.db.SqlCall;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -132,6 +133,15 @@ public final class ControlStore {
     public List<ControlRecord> audit(Connection c, long before, int limit) throws SQLException {
         try (SqlCall q = sql.prepare(c, "audit").setLong("before", before).setInt("limit", limit)) {
             return all(q.query());
+        }
+    }
+
+    /** Deletes up to {@code limit} records of controls that ended longer than {@code retention} ago. */
+    public int prune(Connection c, Duration retention, int limit) throws SQLException {
+        try (SqlCall q = sql.prepare(c, "prune")
+                .setLong("retention_ms", retention.toMillis())
+                .setInt("limit", limit)) {
+            return q.update();
         }
     }
 

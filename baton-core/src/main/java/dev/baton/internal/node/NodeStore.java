@@ -143,6 +143,8 @@ public final class NodeStore {
                     rs.getInt("protocol_version"),
                     Optional.ofNullable(rs.getString("host")),
                     pidOpt,
+                    Optional.ofNullable(rs.getString("app")),
+                    Optional.ofNullable(rs.getString("app_version")),
                     Jdbc.instant(rs, "db_now")));
         }
         return out;
