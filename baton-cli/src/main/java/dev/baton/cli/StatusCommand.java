@@ -1,6 +1,7 @@
 package dev.baton.cli;
 
 import dev.baton.Baton;
+import dev.baton.ControlRecord;
 import dev.baton.FinishedStats;
 import dev.baton.LeaseInfo;
 import dev.baton.NodeInfo;
@@ -70,11 +71,12 @@ final class StatusCommand implements Callable<Integer> {
         List<ScheduleInfo> schedules =
                 baton.schedules().list(null, Page.MAX_LIMIT).items();
         Problems problems = problems(ds, schema);
+        List<ControlRecord> controls = baton.controls().standing();
         PrintWriter out = spec.commandLine().getOut();
         out.print(
                 json
-                        ? Json.write(toJson(schema, view, queues, finished, schedules, problems))
-                        : table(schema, view) + table(view, queues, finished, schedules, problems));
+                        ? Json.write(toJson(schema, view, controls, queues, finished, schedules, problems))
+                        : table(schema, view, controls) + table(view, queues, finished, schedules, problems));
         out.flush();
         return Main.EXIT_OK;
     }
@@ -97,7 +99,7 @@ final class StatusCommand implements Callable<Integer> {
         }
     }
 
-    private static String table(String schema, OwnershipView view) {
+    private static String table(String schema, OwnershipView view, List<ControlRecord> controls) {
         StringBuilder sb = new StringBuilder();
         sb.append("Baton schema '").append(schema).append("'");
         if (!view.dbNow().equals(Instant.EPOCH)) { // EPOCH: nothing was read that carries the database clock
@@ -128,17 +130,22 @@ final class StatusCommand implements Callable<Integer> {
         }
         sb.append('\n');
         List<String[]> nodeRows = new ArrayList<>();
-        nodeRows.add(new String[] {"NODE", "STATUS", "ROLE", "HEARTBEAT", "HOST", "PID", "LEASES"});
+        nodeRows.add(new String[] {
+            "NODE", "STATUS", "ROLE", "VERSION", "HEARTBEAT", "HOST", "PID", "JOBS", "LEASES", "HELD BY"
+        });
         for (OwnershipView.NodeStatus n : view.nodes()) {
             NodeInfo i = n.node();
             nodeRows.add(new String[] {
                 i.id(),
                 nodeStatus(i),
                 n.role().name(),
+                i.application().map(a -> a + "@" + i.version().orElse("?")).orElse("-"),
                 ago(i.heartbeatAt(), i.dbNow()),
                 i.host().orElse("-"),
                 i.pid().map(String::valueOf).orElse("-"),
-                n.ownedLeases().isEmpty() ? "-" : String.join(",", n.ownedLeases())
+                Long.toString(n.runningJobs()),
+                n.ownedLeases().isEmpty() ? "-" : String.join(",", n.ownedLeases()),
+                n.heldBy().map(StatusCommand::heldBy).orElse("-")
             });
         }
         sb.append("NODES (").append(view.nodes().size()).append(")\n");
@@ -147,7 +154,31 @@ final class StatusCommand implements Callable<Integer> {
         } else {
             TextTable.render(sb, nodeRows);
         }
+        sb.append('\n');
+        sb.append("CONTROLS (").append(controls.size()).append(")\n");
+        if (controls.isEmpty()) {
+            sb.append("  none\n");
+        } else {
+            List<String[]> rows = new ArrayList<>();
+            rows.add(new String[] {"ID", "ACTION", "TARGET", "BY", "AT", "REASON"});
+            for (ControlRecord r : controls) {
+                rows.add(new String[] {
+                    Long.toString(r.id()),
+                    r.action().name(),
+                    r.target(),
+                    r.createdBy(),
+                    r.createdAt().toString(),
+                    r.reason().orElse("-")
+                });
+            }
+            TextTable.render(sb, rows);
+        }
         return sb.toString();
+    }
+
+    /** "drain_node by alice 2026-…": what holds a node, for the table. */
+    static String heldBy(ControlRecord r) {
+        return r.action().name().toLowerCase(java.util.Locale.ROOT) + " by " + r.createdBy() + " " + r.createdAt();
     }
 
     private static String ago(Instant then, Instant now) {
@@ -381,11 +412,12 @@ final class StatusCommand implements Callable<Integer> {
     private static Map<String, Object> toJson(
             String schema,
             OwnershipView view,
+            List<ControlRecord> controls,
             List<QueueStats> queues,
             Map<String, FinishedStats> finished,
             List<ScheduleInfo> schedules,
             Problems p) {
-        Map<String, Object> root = toJson(schema, view);
+        Map<String, Object> root = toJson(schema, view, controls);
         List<Object> qs = new ArrayList<>();
         Map<String, QueueStats> depth = new LinkedHashMap<>();
         queues.forEach(q -> depth.put(q.queue(), q));
@@ -451,7 +483,7 @@ final class StatusCommand implements Callable<Integer> {
         return root;
     }
 
-    private static Map<String, Object> toJson(String schema, OwnershipView view) {
+    private static Map<String, Object> toJson(String schema, OwnershipView view, List<ControlRecord> controls) {
         Map<String, Object> root = new LinkedHashMap<>();
         root.put("schema", schema);
         root.put(
@@ -490,9 +522,26 @@ final class StatusCommand implements Callable<Integer> {
             m.put("host", i.host().orElse(null));
             m.put("pid", i.pid().orElse(null));
             m.put("protocolVersion", i.protocolVersion());
+            m.put("application", i.application().orElse(null));
+            m.put("version", i.version().orElse(null));
+            m.put("runningJobs", n.runningJobs());
+            m.put("heldBy", n.heldBy().map(StatusCommand::control).orElse(null));
             nodes.add(m);
         }
         root.put("nodes", nodes);
+        root.put("controls", controls.stream().map(StatusCommand::control).toList());
         return root;
+    }
+
+    /** A control as the JSON output shows it. */
+    static Map<String, Object> control(ControlRecord r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", r.id());
+        m.put("action", r.action().name());
+        m.put("target", r.target());
+        m.put("by", r.createdBy());
+        m.put("at", r.createdAt().toString());
+        m.put("reason", r.reason().orElse(null));
+        return m;
     }
 }

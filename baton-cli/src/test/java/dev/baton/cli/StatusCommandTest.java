@@ -79,6 +79,53 @@ class StatusCommandTest {
         assertThat(nodeLine(after.out(), "node-a")).contains("CURRENT_OWNER").contains("stopped");
     }
 
+    /**
+     * A node of a retired version shows as RETIRED with the control that holds it, its version and running
+     * jobs; the standing controls are listed (text and JSON), as on the actuator endpoint.
+     */
+    @Test
+    void showsRetiredNodesAndTheStandingControls() {
+        Baton.migrate(PG.dataSource(), schema);
+        try (Baton old = Baton.builder(PG.dataSource())
+                        .schema(schema)
+                        .nodeId("node-v1")
+                        .application("shop", "1")
+                        .nodeHeartbeat(Duration.ofMillis(200))
+                        .build()
+                        .start();
+                Baton current = Baton.builder(PG.dataSource())
+                        .schema(schema)
+                        .nodeId("node-v2")
+                        .application("shop", "2")
+                        .build()
+                        .start()) {
+            current.controls().retireVersion("shop", "1", "ops-alice", "moved to 2");
+            // Until its next heartbeat the retired node may still lead maintenance (CURRENT_OWNER).
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(20))
+                    .until(() -> nodeLine(
+                                    CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema)
+                                            .out(),
+                                    "node-v1")
+                            .contains("RETIRED"));
+            CliRun r = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema);
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(nodeLine(r.out(), "node-v1"))
+                    .contains("RETIRED")
+                    .contains("shop@1")
+                    .contains("retire_version by ops-alice");
+            assertThat(nodeLine(r.out(), "node-v2")).contains("shop@2").doesNotContain("RETIRED");
+            assertThat(r.out()).contains("CONTROLS (1)");
+            assertThat(lineWith(r.out(), "RETIRE_VERSION")).contains("shop@1").contains("moved to 2");
+
+            CliRun json = CliRun.of("status", "--jdbc-url", PG.jdbcUrl(), "--schema", schema, "--json");
+            assertThat(json.out())
+                    .contains("\"role\": \"RETIRED\"")
+                    .contains("\"action\": \"RETIRE_VERSION\"")
+                    .contains("\"by\": \"ops-alice\"");
+        }
+    }
+
     @Test
     void printsNodeStatusQueuesSchedulesStuckAndFailedJobs() throws Exception {
         Baton.migrate(PG.dataSource(), schema);

@@ -1,6 +1,7 @@
 package dev.baton.spring;
 
 import dev.baton.Baton;
+import dev.baton.ControlRecord;
 import dev.baton.LeaseInfo;
 import dev.baton.OwnershipView;
 import dev.baton.QueueStats;
@@ -40,10 +41,17 @@ public class BatonEndpoint {
             m.put("id", s.node().id());
             m.put("state", s.node().stale() ? "STALE" : s.node().state().name());
             m.put("role", s.role().name());
+            m.put("version", s.node().version().orElse(null));
+            m.put("runningJobs", s.runningJobs());
             m.put("heartbeatAt", s.node().heartbeatAt().toString());
+            m.put("heldBy", s.heldBy().map(BatonEndpoint::control).orElse(null));
             nodes.add(m);
         });
         out.put("nodes", nodes);
+        out.put("heldByOperator", baton.heldByOperator());
+        out.put(
+                "controls",
+                baton.controls().standing().stream().map(BatonEndpoint::control).toList());
         List<Map<String, Object>> leases = new ArrayList<>();
         for (OwnershipView.LeaseOwnership o : view.leases()) {
             LeaseInfo l = o.lease();
@@ -153,5 +161,17 @@ public class BatonEndpoint {
 
     private static String text(Object o) {
         return o == null ? null : o.toString();
+    }
+
+    /** An operator's control as the endpoint shows it. */
+    static Map<String, Object> control(ControlRecord r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", r.id());
+        m.put("action", r.action().name());
+        m.put("target", r.target());
+        m.put("by", r.createdBy());
+        m.put("at", r.createdAt().toString());
+        m.put("reason", r.reason().orElse(null));
+        return m;
     }
 }

@@ -154,6 +154,18 @@ class BatonEndpointTest extends StarterTestSupport {
 
             assertThat(context.getBean(BatonHealthIndicator.class).health().getStatus())
                     .isEqualTo(Status.UP);
+
+            // The operators' standing controls and this node's state, as `baton status` shows them.
+            context.getBean(Baton.class).controls().disableKind("report.hourly", "ops-bob", "vendor down");
+            Map<String, Object> controlled = endpoint.baton();
+            assertThat(controlled.get("heldByOperator")).isEqualTo(false);
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> controls = (List<Map<String, Object>>) controlled.get("controls");
+            assertThat(controls).singleElement().satisfies(c -> {
+                assertThat(c.get("action")).isEqualTo("DISABLE_KIND");
+                assertThat(c.get("target")).isEqualTo("report.hourly");
+                assertThat(c.get("by")).isEqualTo("ops-bob");
+            });
         });
     }
 
