@@ -81,6 +81,7 @@ public final class Baton implements AutoCloseable {
     private final Worker worker;
     private final Coordination primitives;
     private final Schedules schedules;
+    private final Admin admin;
     private final String app;
     private final String appVersion;
     private final BatonMetrics metrics;
@@ -136,6 +137,7 @@ public final class Baton implements AutoCloseable {
         this.jobs =
                 new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults, interceptors);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs, app, appVersion);
+        this.admin = new Admin(dataSource, jobStore, jobs, schedules, leases, nodes);
         if (!b.sweeps.isEmpty() && b.worker == null) {
             throw new IllegalArgumentException("sweeps " + b.sweeps + " were registered but no worker is configured; "
                     + "sweeps run as jobs: add .worker(WorkerConfig.builder()...build())");
@@ -283,6 +285,14 @@ public final class Baton implements AutoCloseable {
                 schema,
                 notifier.listening() ? "LISTEN" : "polling");
         return this;
+    }
+
+    /**
+     * The operator's API of this Baton's schema: search jobs and act on many at once, queue depth, lag and
+     * throughput, and the schedules, leases and nodes. Usable on a node that was never started.
+     */
+    public Admin admin() {
+        return admin;
     }
 
     /** The leases of this Baton's schema. */
