@@ -52,7 +52,8 @@ class AdminBulkTest extends AdminTestBase {
      * requested (its node ends it), finished jobs and an unknown id are left alone; the counts say so.
      *
      * <p>Protection removed and seen failing: cancel_ids keeping a running job running (made to set every
-     * matched job 'cancelled'): the running job ended cancelled under its node, and the test failed on its state.
+     * matched job 'cancelled'): the running job was ended cancelled under its node, counted as changed
+     * instead of as a cancellation request.
      */
     @Test
     void cancelByIdsCancelsAvailableAndAsksRunningToStop() throws Exception {
@@ -99,7 +100,7 @@ class AdminBulkTest extends AdminTestBase {
      * usual; cancelled through the admin API, it ends cancelled once its handler stops, and can be deleted then.
      *
      * <p>Protection removed and seen failing: the state check of delete_ids (target and delete statement
-     * allowing 'running'): the running job's row was deleted under its node, and the test failed on its count.
+     * allowing 'running'): the running job's row was deleted under its node (reported changed = 1).
      */
     @Test
     void aRunningJobIsNeverDeleted() throws Exception {
@@ -229,8 +230,8 @@ class AdminBulkTest extends AdminTestBase {
      * An id list that is null, empty, longer than {@link Admin#MAX_BULK} or holds a null is refused with a
      * message naming the bound, and nothing changes.
      *
-     * <p>Protection removed and seen failing: the size check of the id list: 10,001 ids were cancelled in one
-     * call and no exception was thrown.
+     * <p>Protection removed and seen failing: the size check of the id list: a list of 10,001 ids was taken in
+     * one call without an exception.
      */
     @Test
     void badIdListsAreRefusedAndChangeNothing() throws Exception {
