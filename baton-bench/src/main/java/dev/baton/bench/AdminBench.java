@@ -19,7 +19,8 @@ import java.util.function.Supplier;
 /**
  * {@code java -jar baton-bench.jar admin [options]}: how long the admin API's reads take on a large job
  * table. Fills a fresh schema with N jobs in one statement (by default 10^6: 80 % succeeded, 10 % failed
- * with an error, 5 % cancelled, 5 % available; 10 queues, 20 kinds, enqueued over 7 days), analyzes it, then
+ * with an error, 5 % cancelled, 5 % available; 10 queues and 20 kinds drawn at random, enqueued over 7
+ * days), analyzes it, then
  * times typical operator calls one after the other (one client, warm cache): p50, p99 and max of each.
  */
 final class AdminBench {
@@ -101,6 +102,9 @@ final class AdminBench {
             calls.put(
                     "error text, rare (10 jobs in all)",
                     () -> admin.searchJobs(JobQuery.all().errorContains("needle-4711"), null));
+            calls.put(
+                    "no match: queue=q3, kind=none (whole table)",
+                    () -> admin.searchJobs(JobQuery.all().queue("q3").kind("none"), null));
             calls.put("idempotency key", () -> admin.searchJobs(JobQuery.all().idempotencyKey("key-123407"), null));
             calls.put(
                     "page of 1000, state=failed",
@@ -161,10 +165,11 @@ final class AdminBench {
         try (Connection c = db.connect();
                 Statement st = c.createStatement()) {
             st.execute("SET synchronous_commit = off");
+            st.execute("SELECT setseed(0.42)"); // queues and kinds drawn at random, independent of the state
             st.execute(
                     "INSERT INTO " + s + ".job (queue, kind, payload, priority, state, run_at, max_attempts, attempt,"
                             + " idempotency_key, errors, created_at, finished_at)"
-                            + " SELECT 'q' || (g % 10), 'k' || (g % 20), jsonb_build_object('n', g), 50, st,"
+                            + " SELECT 'q' || floor(r1 * 10)::int, 'k' || floor(r2 * 20)::int, jsonb_build_object('n', g), 50, st,"
                             + "        created, 25, CASE WHEN st = 'available' THEN 0 ELSE 1 END,"
                             + "        CASE WHEN g % 100 = 7 THEN 'key-' || g END,"
                             + "        CASE WHEN st = 'failed' THEN jsonb_build_array(jsonb_build_object('attempt', 1,"
@@ -175,7 +180,8 @@ final class AdminBench {
                             + "             'stack', repeat('at app.Handler.handle(Handler.java:42)' || chr(10), 20)))"
                             + "             ELSE '[]'::jsonb END,"
                             + "        created, CASE WHEN st = 'available' THEN NULL ELSE created + interval '2 seconds' END"
-                            + "   FROM (SELECT g, clock_timestamp() - interval '7 days' * (1 - g::float8 / " + jobs
+                            + "   FROM (SELECT g, random() AS r1, random() AS r2,"
+                            + "                clock_timestamp() - interval '7 days' * (1 - g::float8 / " + jobs
                             + ") AS created,"
                             + "                CASE WHEN g % 20 < 16 THEN 'succeeded' WHEN g % 20 < 18 THEN 'failed'"
                             + "                     WHEN g % 20 = 18 THEN 'cancelled' ELSE 'available' END AS st"
