@@ -3,13 +3,17 @@ package dev.baton;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /** {@link Admin#searchJobs}: each filter, keyset paging, cursors, and what a search returns. */
@@ -222,6 +226,34 @@ class AdminJobsTest extends AdminTestBase {
         assertThat(j.errors().get(0).message()).isEqualTo(script + " & \"quoted\"");
         assertThat(j.errors().get(0).errorClass()).isEqualTo("app.<b>Bold</b>");
         assertThat(ids(JobQuery.all().kind(script))).containsExactly(id);
+    }
+
+    /**
+     * A tool gets the admin API from a Baton it never starts, without a connection until it calls a method;
+     * a failing database is reported as a {@link BatonException} that names the operation.
+     */
+    @Test
+    void aToolBuildsTheAdminApiWithoutConnecting() {
+        AtomicInteger asked = new AtomicInteger();
+        DataSource down = (DataSource) Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("getConnection")) {
+                        asked.incrementAndGet();
+                        throw new SQLException("database down", "08001");
+                    }
+                    if (m.getName().equals("hashCode")) {
+                        return System.identityHashCode(proxy);
+                    }
+                    if (m.getName().equals("equals")) {
+                        return proxy == args[0];
+                    }
+                    throw new UnsupportedOperationException(m.getName());
+                });
+        Admin offline = Baton.builder(down).schema(schema).build().admin();
+        assertThat(asked).hasValue(0);
+        assertThatThrownBy(() -> offline.searchJobs(JobQuery.all().queue("q1"), null))
+                .isInstanceOf(BatonException.class)
+                .hasMessageStartingWith("searching jobs (JobQuery{queue=q1, pageSize=50}) failed: database down");
     }
 
     /** A search shows each attempt's error without its stack; {@link Admin#job} has the stack too. */
