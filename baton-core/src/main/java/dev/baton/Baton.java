@@ -83,6 +83,7 @@ public final class Baton implements AutoCloseable {
     private final Worker worker;
     private final Coordination primitives;
     private final Schedules schedules;
+    private final Admin admin;
     private final String app;
     private final String appVersion;
     private final BatonMetrics metrics;
@@ -147,6 +148,7 @@ public final class Baton implements AutoCloseable {
                 new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults, interceptors);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs, app, appVersion);
         this.controls = new Controls(dataSource, schema, leases.store().channel(), schedules);
+        this.admin = new Admin(dataSource, jobStore, jobs, schedules, leases, nodes, controls);
         if (!b.sweeps.isEmpty() && b.worker == null) {
             throw new IllegalArgumentException("sweeps " + b.sweeps + " were registered but no worker is configured; "
                     + "sweeps run as jobs: add .worker(WorkerConfig.builder()...build())");
@@ -297,6 +299,14 @@ public final class Baton implements AutoCloseable {
                 schema,
                 notifier.listening() ? "LISTEN" : "polling");
         return this;
+    }
+
+    /**
+     * The operator's API of this Baton's schema: search jobs and act on many at once, queue depth, lag and
+     * throughput, and the schedules, leases and nodes. Usable on a node that was never started.
+     */
+    public Admin admin() {
+        return admin;
     }
 
     /** The leases of this Baton's schema. */

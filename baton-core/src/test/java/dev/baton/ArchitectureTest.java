@@ -70,6 +70,7 @@ class ArchitectureTest {
                     && !c.getSimpleName().endsWith("Config")
                     && !c.getSimpleName().equals("Schedule")
                     && !c.getSimpleName().equals("JobRequest")
+                    && !c.getSimpleName().equals("JobQuery")
                     && !c.getSimpleName().equals("RetryPolicy"));
 
     @Test

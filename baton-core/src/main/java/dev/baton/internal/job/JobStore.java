@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /** The job table's statements ({@code sql/job.sql}); the only place that runs them. */
 public final class JobStore {
@@ -38,10 +39,12 @@ public final class JobStore {
     private final String channel;
     private final String limitLockPrefix;
     private final JobLimitStore limits;
+    private final JobAdminStore admin;
     private volatile BatonMetrics metrics = BatonMetrics.NONE;
 
     public JobStore(String schema) {
         this.sql = Sql.load("job.sql", Identifiers.schema(schema));
+        this.admin = new JobAdminStore(schema, channel(schema));
         this.channel = channel(schema);
         // Advisory locks are database-wide: the schema keeps two Baton schemas in one database apart.
         this.limitLockPrefix = "baton.job-limit:" + schema + ":";
@@ -51,6 +54,11 @@ public final class JobStore {
     /** The store of the job limits the claim statement reads (table job_limit). */
     public JobLimitStore limits() {
         return limits;
+    }
+
+    /** The operator's statements on the job table (search, bulk actions, throughput). */
+    public JobAdminStore admin() {
+        return admin;
     }
 
     public static String channel(String schema) {
@@ -627,35 +635,36 @@ public final class JobStore {
         }
     }
 
-    public Optional<JobInfo> get(Connection c, long id, java.util.function.Function<String, List<JobError>> errors)
-            throws SQLException {
+    public Optional<JobInfo> get(Connection c, long id, Function<String, List<JobError>> errors) throws SQLException {
         try (SqlCall q = sql.prepare(c, "get").setLong("id", id)) {
             try (ResultSet rs = q.query()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                return Optional.of(new JobInfo(
-                        rs.getLong("id"),
-                        rs.getString("queue"),
-                        rs.getString("kind"),
-                        rs.getString("payload"),
-                        rs.getInt("priority"),
-                        state(rs.getString("state")),
-                        Jdbc.instant(rs, "run_at"),
-                        rs.getInt("attempt"),
-                        rs.getInt("max_attempts"),
-                        Optional.ofNullable(rs.getString("claimed_by")),
-                        Optional.ofNullable(rs.getString("concurrency_key")),
-                        Optional.ofNullable(rs.getString("idempotency_key")),
-                        rs.getInt("stall_count"),
-                        rs.getBoolean("cancel_requested"),
-                        errors.apply(rs.getString("errors")),
-                        Jdbc.instant(rs, "created_at"),
-                        Optional.ofNullable(Jdbc.instantOrNull(rs, "finished_at")),
-                        JobMetadata.parse(rs.getString("metadata")),
-                        Optional.ofNullable(JobMetadata.retryPolicy(rs.getString("metadata")))));
+                return rs.next() ? Optional.of(info(rs, errors)) : Optional.empty();
             }
         }
+    }
+
+    /** The job at the result set's current row, from the columns of statement {@code get}. */
+    static JobInfo info(ResultSet rs, Function<String, List<JobError>> errors) throws SQLException {
+        return new JobInfo(
+                rs.getLong("id"),
+                rs.getString("queue"),
+                rs.getString("kind"),
+                rs.getString("payload"),
+                rs.getInt("priority"),
+                state(rs.getString("state")),
+                Jdbc.instant(rs, "run_at"),
+                rs.getInt("attempt"),
+                rs.getInt("max_attempts"),
+                Optional.ofNullable(rs.getString("claimed_by")),
+                Optional.ofNullable(rs.getString("concurrency_key")),
+                Optional.ofNullable(rs.getString("idempotency_key")),
+                rs.getInt("stall_count"),
+                rs.getBoolean("cancel_requested"),
+                errors.apply(rs.getString("errors")),
+                Jdbc.instant(rs, "created_at"),
+                Optional.ofNullable(Jdbc.instantOrNull(rs, "finished_at")),
+                JobMetadata.parse(rs.getString("metadata")),
+                Optional.ofNullable(JobMetadata.retryPolicy(rs.getString("metadata"))));
     }
 
     /** Depth by queue, on the partial indexes of unfinished jobs. */
