@@ -104,8 +104,12 @@ public final class Baton implements AutoCloseable {
     private final Controls controls;
 
     private final Object controlLock = new Object();
-    /** Held by an operator's drain or a retirement of this version. Guarded by controlLock. */
-    private boolean held;
+    /** Held by an operator's drain or a retirement of this version. Written under controlLock. */
+    private volatile boolean held;
+    /** When (ticker) the standing controls were last read; a campaign reads them again when stale. */
+    private volatile long controlsReadAt;
+
+    private final long controlsStaleNanos;
     /** The application called {@link #drain()}: an operator's resume does not make the node active again. */
     private volatile boolean drainedByApp;
 
@@ -135,6 +139,7 @@ public final class Baton implements AutoCloseable {
                 b.ticker);
         this.app = b.app;
         this.appVersion = b.appVersion;
+        this.controlsStaleNanos = b.nodeHeartbeat.multipliedBy(2).toNanos();
         this.declared = List.copyOf(b.schedules.values());
         this.declaredLimits = List.copyOf(b.jobLimits.values());
         this.metrics = BatonMetrics.safe(b.metrics);
@@ -225,6 +230,7 @@ public final class Baton implements AutoCloseable {
                 Hooks.NONE,
                 ticker,
                 metrics);
+        maintenance.campaignGate(this::mayCampaign);
         leaderships.add(maintenance);
     }
 
@@ -395,6 +401,7 @@ public final class Baton implements AutoCloseable {
                 hooks,
                 ticker,
                 metrics);
+        l.campaignGate(this::mayCampaign);
         synchronized (controlLock) {
             if (held) {
                 l.hold(true);
@@ -411,6 +418,7 @@ public final class Baton implements AutoCloseable {
      * releasing the lease, not campaigning) until lifted.
      */
     private void applyControls(ControlStore.ForNode f) {
+        controlsReadAt = ticker.getAsLong();
         synchronized (controlLock) {
             if (closed) {
                 return;
@@ -448,9 +456,23 @@ public final class Baton implements AutoCloseable {
 
     /** True while an operator's drain (or a retirement of this node's version) holds this node. */
     public boolean heldByOperator() {
-        synchronized (controlLock) {
-            return held;
+        return held;
+    }
+
+    /**
+     * Asked before every campaign (on the campaign thread, which holds no lock of this node): not while held;
+     * and when the controls were not read for two heartbeat intervals (the node could not reach the
+     * database, or its heartbeats fail), they are read first, bounded by one interval, so a node back from an
+     * outage obeys a drain or retirement issued meanwhile before it takes a lease.
+     */
+    private boolean mayCampaign() {
+        if (held) {
+            return false;
         }
+        if (ticker.getAsLong() - controlsReadAt < controlsStaleNanos) {
+            return true;
+        }
+        return registrar.refreshControls() && !held;
     }
 
     /**

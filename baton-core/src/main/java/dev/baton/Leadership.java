@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -67,6 +68,8 @@ public final class Leadership implements AutoCloseable {
     private volatile boolean stopping;
     /** An operator's drain holds this runner: no term, no campaign (see {@link #hold}). */
     private volatile boolean held;
+    /** Asked before every campaign: false while this node must not campaign (see {@link #campaignGate}). */
+    private volatile BooleanSupplier mayCampaign = () -> true;
 
     private volatile Thread control;
     private volatile LeaseGrant current;
@@ -164,6 +167,15 @@ public final class Leadership implements AutoCloseable {
     }
 
     /**
+     * Asked before every campaign (on the campaign thread): a node whose operators' controls it has not read
+     * recently reads them first, so that a node reaching the database again after an outage obeys a drain
+     * issued meanwhile before it takes a lease.
+     */
+    void campaignGate(BooleanSupplier gate) {
+        this.mayCampaign = gate;
+    }
+
+    /**
      * An operator's drain: while held, a leader steps down (reason {@link RevocationReason#DRAINED},
      * releasing the lease) and no campaign is made; when the hold is lifted, campaigning resumes at once.
      */
@@ -209,7 +221,7 @@ public final class Leadership implements AutoCloseable {
         try (Notifier.Subscription wake = notifier.subscribe(leases.store().channel(), name)) {
             wakeup = wake;
             while (!stopping) {
-                if (held) {
+                if (held || !mayCampaign.getAsBoolean()) {
                     wake.await(Service.jitter(config.pollInterval().toNanos()));
                     continue;
                 }

@@ -183,7 +183,8 @@ class RetentionTest extends JobBehaviourTestBase {
         statements.put("lease.prune_history", new Object[] {lease.get("prune_history"), 1000L, 100});
         statements.put("lease.prune_open_history", new Object[] {lease.get("prune_open_history"), 1000L, 100});
         statements.put("node.prune", new Object[] {node.get("prune"), 1000L, 100});
-        statements.put("node.heartbeat", new Object[] {node.get("heartbeat"), "n", 1000L, 1, "h", 1L, "{}"});
+        statements.put(
+                "node.heartbeat", new Object[] {node.get("heartbeat"), "n", 1000L, 1, "h", 1L, "{}", "n", "app@1"});
         statements.put("schedule.due", new Object[] {schedule.get("due"), 100});
         for (String purge : List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates")) {
             statements.put("coord." + purge, new Object[] {coord.get(purge), 100});

@@ -15,13 +15,27 @@ ON CONFLICT (id) DO UPDATE
 -- name: heartbeat
 -- A stopped node stays stopped: a late heartbeat of a process that was already declared stopped
 -- does not bring it back. A missing row (pruned while this node could not beat for longer than the
--- retention, or deleted by hand) is registered again.
-INSERT INTO ${schema}.node AS n (id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at,
-                                 protocol_version, host, pid, meta)
-VALUES (:id, clock_timestamp(), clock_timestamp(), :heartbeat_interval_ms, 'active', NULL, :protocol_version, :host, :pid,
-        :meta::jsonb)
-ON CONFLICT (id) DO UPDATE SET heartbeat_at = clock_timestamp() WHERE n.state <> 'stopped'
-RETURNING n.state
+-- retention, or deleted by hand) is registered again. In the same round trip, the operators' standing
+-- controls this node obeys (as control.sql's for_node reads them; schema 12): a 'beat' row with the
+-- node's state when the beat was recorded, then one 'control' row per control.
+WITH beat AS (
+    INSERT INTO ${schema}.node AS n (id, started_at, heartbeat_at, heartbeat_interval_ms, state, stopped_at,
+                                     protocol_version, host, pid, meta)
+    VALUES (:id, clock_timestamp(), clock_timestamp(), :heartbeat_interval_ms, 'active', NULL, :protocol_version, :host,
+            :pid, :meta::jsonb)
+    ON CONFLICT (id) DO UPDATE SET heartbeat_at = clock_timestamp() WHERE n.state <> 'stopped'
+    RETURNING n.state
+)
+SELECT 'beat' AS kind, state AS action, NULL AS target, NULL AS reason, NULL AS created_by,
+       NULL::timestamptz AS created_at
+  FROM beat
+UNION ALL
+SELECT 'control', action, target, reason, created_by, created_at
+  FROM ${schema}.control
+ WHERE active
+   AND ((action = 'drain_node' AND target = :id)
+        OR (action = 'retire_version' AND target = :version_target)
+        OR action = 'disable_kind')
 
 -- name: set_state
 UPDATE ${schema}.node

@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -29,6 +30,44 @@ public final class ControlStore {
 
         public boolean drained() {
             return drainedBy.isPresent();
+        }
+
+        /** What {@code controls} (those of one node, as for_node reads them) ask: a retirement wins over a drain. */
+        static ForNode of(List<Standing> controls) {
+            ControlRecord drain = null;
+            Set<String> disabled = new TreeSet<>();
+            for (Standing s : controls) {
+                if (s.action() == ControlAction.DISABLE_KIND) {
+                    disabled.add(s.target());
+                } else if (drain == null || s.action() == ControlAction.RETIRE_VERSION) {
+                    drain = new ControlRecord(
+                            0,
+                            s.action(),
+                            s.target(),
+                            true,
+                            Optional.ofNullable(s.reason()),
+                            Optional.empty(),
+                            s.createdBy(),
+                            s.createdAt(),
+                            Optional.empty(),
+                            Optional.empty());
+                }
+            }
+            return drain == null && disabled.isEmpty()
+                    ? NONE
+                    : new ForNode(Optional.ofNullable(drain), Collections.unmodifiableSet(disabled));
+        }
+    }
+
+    /** A standing control as a node reads it (columns action, target, reason, created_by, created_at). */
+    record Standing(ControlAction action, String target, String reason, String createdBy, Instant createdAt) {
+        static Standing of(ResultSet rs) throws SQLException {
+            return new Standing(
+                    ControlStore.action(rs.getString("action")),
+                    rs.getString("target"),
+                    rs.getString("reason"),
+                    rs.getString("created_by"),
+                    Jdbc.instant(rs, "created_at"));
         }
     }
 
@@ -93,34 +132,15 @@ public final class ControlStore {
 
     /** The standing controls node {@code nodeId} of {@code versionTarget} obeys. */
     public ForNode forNode(Connection c, String nodeId, String versionTarget) throws SQLException {
-        ControlRecord drain = null;
-        Set<String> disabled = new TreeSet<>();
+        List<Standing> rows = new ArrayList<>();
         try (SqlCall q =
                 sql.prepare(c, "for_node").setString("node_id", nodeId).setString("version_target", versionTarget)) {
             ResultSet rs = q.query();
             while (rs.next()) {
-                ControlAction action = action(rs.getString("action"));
-                String target = rs.getString("target");
-                if (action == ControlAction.DISABLE_KIND) {
-                    disabled.add(target);
-                } else if (drain == null || action == ControlAction.RETIRE_VERSION) {
-                    drain = new ControlRecord(
-                            0,
-                            action,
-                            target,
-                            true,
-                            Optional.ofNullable(rs.getString("reason")),
-                            Optional.empty(),
-                            rs.getString("created_by"),
-                            Jdbc.instant(rs, "created_at"),
-                            Optional.empty(),
-                            Optional.empty());
-                }
+                rows.add(Standing.of(rs));
             }
         }
-        return drain == null && disabled.isEmpty()
-                ? ForNode.NONE
-                : new ForNode(Optional.ofNullable(drain), Collections.unmodifiableSet(disabled));
+        return ForNode.of(rows);
     }
 
     public List<ControlRecord> standing(Connection c) throws SQLException {

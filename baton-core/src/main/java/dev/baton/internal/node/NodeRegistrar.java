@@ -50,6 +50,9 @@ public final class NodeRegistrar extends Service {
     private final String versionTarget;
     private volatile Consumer<ControlStore.ForNode> onControls = f -> {};
 
+    /** Reads of the controls outside the heartbeat (before a campaign after an outage), bounded too. */
+    private final BoundedCalls refreshCalls;
+
     /** Heartbeats run bounded (a black-holed socket must not hang them), each on a borrowed connection. */
     private final BoundedCalls calls;
     /** Set before the first pass: when the first heartbeat is due (0 once it ran). Service thread only. */
@@ -76,6 +79,7 @@ public final class NodeRegistrar extends Service {
         this.nodeId = nodeId;
         this.interval = interval;
         this.calls = new BoundedCalls(dataSource, "baton-node-heartbeat-calls");
+        this.refreshCalls = new BoundedCalls(dataSource, "baton-control-refresh-calls");
         this.controls = new ControlStore(schema, null);
         this.versionTarget = ControlStore.versionTarget(app, appVersion);
         Map<String, Object> meta = new LinkedHashMap<>();
@@ -149,12 +153,8 @@ public final class NodeRegistrar extends Service {
 
     private void beat() throws SQLException, TimeoutException {
         long bound = interval.toNanos();
-        record Beat(boolean recorded, ControlStore.ForNode controls) {}
-        Beat beat = calls.call(
-                c -> new Beat(
-                        store.heartbeat(c, registration, BoundedCalls.serverMillis(bound)),
-                        controls.forNode(c, nodeId, versionTarget)),
-                bound);
+        NodeStore.Heartbeat beat = calls.call(
+                c -> store.heartbeat(c, registration, versionTarget, BoundedCalls.serverMillis(bound)), bound);
         if (!beat.recorded()) {
             log.warn("node '{}' is recorded as stopped; heartbeat not recorded", nodeId);
         }
@@ -179,6 +179,22 @@ public final class NodeRegistrar extends Service {
             throw Db.failed("reading the controls of node '" + nodeId + "'", e);
         }
         deliver(f);
+    }
+
+    /**
+     * Reads the standing controls now, bounded by one heartbeat interval, and hands them to the listener;
+     * false if they could not be read (the caller then cannot know whether it may proceed).
+     */
+    public boolean refreshControls() {
+        long bound = interval.toNanos();
+        ControlStore.ForNode f;
+        try {
+            f = refreshCalls.call(c -> controls.forNode(c, nodeId, versionTarget), bound);
+        } catch (SQLException | TimeoutException | RuntimeException e) {
+            return false;
+        }
+        deliver(f);
+        return true;
     }
 
     private void deliver(ControlStore.ForNode f) {
@@ -228,6 +244,7 @@ public final class NodeRegistrar extends Service {
     @Override
     protected void afterLastPass() {
         calls.close();
+        refreshCalls.close();
     }
 
     public static String hostName() {

@@ -41,10 +41,30 @@ public final class NodeStore {
         }
     }
 
-    /** Records a heartbeat (registering the node again if its row is gone); false if the node is recorded as stopped. */
-    public boolean heartbeat(Connection c, Registration r, long timeoutMs) throws SQLException {
-        try (SqlCall q = bind(sql.prepareBounded(c, "heartbeat", timeoutMs), r)) {
-            return q.query().next();
+    /**
+     * What one heartbeat found: whether it was recorded (false if the node is recorded as stopped) and the
+     * standing controls the node obeys.
+     */
+    public record Heartbeat(boolean recorded, ControlStore.ForNode controls) {}
+
+    /**
+     * Records a heartbeat (registering the node again if its row is gone) and reads the standing controls of
+     * this node ({@code versionTarget}: its {@code app@version}), in one round trip.
+     */
+    public Heartbeat heartbeat(Connection c, Registration r, String versionTarget, long timeoutMs) throws SQLException {
+        try (SqlCall q =
+                bind(sql.prepareBounded(c, "heartbeat", timeoutMs), r).setString("version_target", versionTarget)) {
+            ResultSet rs = q.query();
+            boolean recorded = false;
+            List<ControlStore.Standing> controls = new ArrayList<>();
+            while (rs.next()) {
+                if (rs.getString("kind").equals("beat")) {
+                    recorded = true;
+                } else {
+                    controls.add(ControlStore.Standing.of(rs));
+                }
+            }
+            return new Heartbeat(recorded, ControlStore.ForNode.of(controls));
         }
     }
 
