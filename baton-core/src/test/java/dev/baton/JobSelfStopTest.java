@@ -252,6 +252,9 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
         DataSource coordination = proxiedPool("j07-coord", proxy, 4);
         Baton node = start(nodeBuilder("j07-node")
+                // The node's own heartbeat (bounded by its interval) must not time out through the slow link:
+                // an abandoned call closes its connection, and the job heartbeats share the pool.
+                .nodeHeartbeat(Duration.ofSeconds(2))
                 .coordinationDataSource(coordination)
                 .notifications(NotificationMode.POLL)
                 .worker(WorkerConfig.builder()
