@@ -176,10 +176,7 @@ public final class Worker {
         }
         gate.hold(hold);
         long generation = holds.incrementAndGet();
-        List<JobProducer> producers;
-        synchronized (this) {
-            producers = List.copyOf(queues);
-        }
+        List<JobProducer> producers = producers();
         producers.forEach(JobProducer::awaitClaimInFlight);
         if (!hold) {
             return;
@@ -214,12 +211,12 @@ public final class Worker {
     public void disableKinds(Set<String> disabled) {
         if (gate.disable(disabled)) {
             log.info("job kinds disabled by an operator: {}; claiming {}", disabled, Arrays.toString(gate.kinds()));
-            List<JobProducer> producers;
-            synchronized (this) {
-                producers = List.copyOf(queues);
-            }
-            producers.forEach(JobProducer::awaitClaimInFlight);
+            producers().forEach(JobProducer::awaitClaimInFlight);
         }
+    }
+
+    private synchronized List<JobProducer> producers() {
+        return List.copyOf(queues);
     }
 
     /** True while an operator's drain holds this worker's claims. */
