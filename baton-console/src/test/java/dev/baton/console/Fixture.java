@@ -96,6 +96,37 @@ final class Fixture implements AutoCloseable {
         }
     }
 
+    /**
+     * Gives the overview's charts and the lease timeline something to draw: {@code n} jobs of queue
+     * {@code billing} that finished over the last hour (one in ten failed), and lease {@code report-leader}
+     * handed between three owners six times.
+     */
+    void history(int n) throws SQLException {
+        for (int i = 0; i < n; i++) {
+            tool.jobs()
+                    .enqueue(JobRequest.of("invoice.send", Map.of("invoice", i)).queue("billing"));
+        }
+        try (Connection c = pg.connect();
+                PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".job SET attempt = 1,"
+                        + " state = CASE WHEN random() < 0.1 THEN 'failed' ELSE 'succeeded' END,"
+                        + " finished_at = clock_timestamp() - random() * interval '59 minutes'"
+                        + " WHERE queue = 'billing'")) {
+            ps.executeUpdate();
+            if (!c.getAutoCommit()) {
+                c.commit();
+            }
+        }
+        String[] owners = {"node-a", "node-b", "node-c"};
+        for (int i = 0; i < 6; i++) {
+            LeaseGrant g = tool.leases()
+                    .tryAcquire("report-leader", owners[i % 3], Duration.ofMinutes(10))
+                    .orElseThrow();
+            if (i < 5) {
+                tool.leases().release(g);
+            }
+        }
+    }
+
     /** Ends job {@code id} in {@code state} after one attempt that failed with this error (or none). */
     void finish(long id, JobState state, String errorClass, String errorMessage) throws SQLException {
         try (Connection c = pg.connect();
