@@ -1,10 +1,12 @@
 package dev.baton.console;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Admin;
 import dev.baton.Baton;
 import dev.baton.JobRequest;
 import dev.baton.JobState;
 import dev.baton.LeaseGrant;
+import dev.baton.NotificationMode;
 import dev.baton.Schedule;
 import dev.baton.testkit.BatonPostgres;
 import java.sql.Connection;
@@ -86,12 +88,14 @@ final class Fixture implements AutoCloseable {
         tool.leases().tryAcquire(XSS, XSS, Duration.ofMinutes(10)).orElseThrow();
         tool.controls().disableKind("report.build", "ops-alice", XSS);
         // A node whose id is markup: registered, stopped (kept for the record), and drained with markup as reason.
-        try (Baton node = Baton.builder(pg.dataSource())
-                .schema(schema)
-                .nodeId(XSS)
-                .application("shop", "1.0")
-                .build()
-                .start()) {
+        try (HikariDataSource nodePool = pg.newApplicationPool("console-xss-node", 4);
+                Baton node = Baton.builder(nodePool)
+                        .schema(schema)
+                        .notifications(pg.pooled() ? NotificationMode.POLL : NotificationMode.AUTO)
+                        .nodeId(XSS)
+                        .application("shop", "1.0")
+                        .build()
+                        .start()) {
             tool.controls().drainNode(XSS, "ops-alice", XSS);
         }
     }

@@ -27,8 +27,11 @@ import org.springframework.util.ClassUtils;
  */
 @AutoConfiguration(after = BatonAutoConfiguration.class)
 @ConditionalOnClass(
-        name = {"dev.baton.console.BatonConsoleServlet", "jakarta.servlet.http.HttpServlet"},
-        value = ServletRegistrationBean.class)
+        name = {
+            "dev.baton.console.BatonConsoleServlet",
+            "jakarta.servlet.http.HttpServlet",
+            "org.springframework.boot.web.servlet.ServletRegistrationBean"
+        })
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnBean(Baton.class)
 @ConditionalOnProperty(prefix = "baton.console", name = "enabled", havingValue = "true")
