@@ -111,10 +111,12 @@ final class Fixture implements AutoCloseable {
                     .enqueue(JobRequest.of("invoice.send", Map.of("invoice", i)).queue("billing"));
         }
         try (Connection c = pg.connect();
-                PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".job SET attempt = 1,"
+                PreparedStatement ps = c.prepareStatement("UPDATE " + schema + ".job j SET attempt = 1,"
                         + " state = CASE WHEN random() < 0.1 THEN 'failed' ELSE 'succeeded' END,"
-                        + " finished_at = clock_timestamp() - random() * interval '59 minutes'"
-                        + " WHERE queue = 'billing'")) {
+                        + " created_at = r.t - interval '2 seconds', run_at = r.t - interval '2 seconds',"
+                        + " finished_at = r.t"
+                        + " FROM (SELECT id, clock_timestamp() - random() * interval '59 minutes' AS t FROM "
+                        + schema + ".job WHERE queue = 'billing') r WHERE j.id = r.id")) {
             ps.executeUpdate();
             if (!c.getAutoCommit()) {
                 c.commit();
