@@ -116,7 +116,8 @@ final class Pages {
             String to,
             String error,
             String concurrencyKey,
-            String idempotencyKey) {
+            String idempotencyKey,
+            String size) {
 
         static JobFilter of(Function<String, String> param, Function<String, String[]> params) {
             Set<JobState> states = EnumSet.noneOf(JobState.class);
@@ -142,7 +143,8 @@ final class Pages {
                     trim(param.apply("to")),
                     trim(param.apply("error")),
                     trim(param.apply("ckey")),
-                    trim(param.apply("ikey")));
+                    trim(param.apply("ikey")),
+                    trim(param.apply("size")));
         }
 
         JobQuery toQuery() {
@@ -171,6 +173,16 @@ final class Pages {
             if (idempotencyKey != null) {
                 q = q.idempotencyKey(idempotencyKey);
             }
+            if (size != null) {
+                int n;
+                try {
+                    n = Integer.parseInt(size);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("size must be a number of jobs per page (1 to "
+                            + JobQuery.MAX_PAGE_SIZE + "), but was '" + size + "'");
+                }
+                q = q.pageSize(n);
+            }
             return q;
         }
 
@@ -191,6 +203,7 @@ final class Pages {
             put(p, "error", error);
             put(p, "ckey", concurrencyKey);
             put(p, "ikey", idempotencyKey);
+            put(p, "size", size);
             return p;
         }
 
@@ -263,7 +276,8 @@ final class Pages {
                 "to", nz(f.to()),
                 "error", nz(f.error()),
                 "ckey", nz(f.concurrencyKey()),
-                "ikey", nz(f.idempotencyKey()));
+                "ikey", nz(f.idempotencyKey()),
+                "size", nz(f.size()));
         List<Map<String, Object>> states = new ArrayList<>();
         for (JobState s : JobState.values()) {
             states.add(row(

@@ -169,7 +169,41 @@ class ConsolePagesTest {
     }
 
     @Test
+    void theCreatedRangeAndTheKeysFilter() {
+        assertThat(client.page("/jobs?from=2000-01-01T00:00&to=2000-01-02T00:00")
+                        .select("#jobs tbody tr"))
+                .isEmpty();
+        assertThat(client.page("/jobs?from=2000-01-01T00:00:00Z&error=timed+out")
+                        .select("#jobs tbody tr"))
+                .hasSize(6);
+        assertThat(client.page("/jobs?ikey=no-such-key").select("#jobs tbody tr"))
+                .isEmpty();
+        HttpResponse<String> bad = client.get("/jobs?from=yesterday");
+        assertThat(bad.statusCode()).isEqualTo(400);
+        assertThat(Jsoup.parse(bad.body()).select("#problem").text())
+                .isEqualTo("from must be a time like 2026-01-02T03:04 (UTC) or 2026-01-02T03:04:05Z, but was "
+                        + "'yesterday'");
+        HttpResponse<String> reversed = client.get("/jobs?from=2001-01-01T00:00&to=2000-01-01T00:00");
+        assertThat(reversed.statusCode()).isEqualTo(400);
+        assertThat(Jsoup.parse(reversed.body()).select("#problem").text()).contains("must be before createdTo");
+    }
+
+    @Test
     void theNextPageLinkPagesByCursor() {
+        List<String> seen = new java.util.ArrayList<>();
+        String next = "/jobs?size=5";
+        int pages = 0;
+        while (next != null) {
+            Document page = client.page(next);
+            seen.addAll(page.select("#jobs tbody tr").eachAttr("data-id"));
+            pages++;
+            var link = page.select("#next-page");
+            next = link.isEmpty() ? null : link.attr("href");
+        }
+        assertThat(pages).isEqualTo(3);
+        assertThat(seen).hasSize(13).doesNotHaveDuplicates();
+        assertThat(seen.get(0)).isEqualTo("" + fixture.xssJob);
+
         Document first = client.page("/jobs?state=failed");
         assertThat(first.select("#jobs tbody tr")).hasSize(7);
         assertThat(first.select("#next-page")).isEmpty();
