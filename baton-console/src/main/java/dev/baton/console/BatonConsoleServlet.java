@@ -105,11 +105,18 @@ public final class BatonConsoleServlet extends HttpServlet {
         return settings;
     }
 
+    /** Sets the security headers on every response, whatever the method (a refused PUT included). */
+    @Override
+    protected void service(HttpServletRequest req, HttpServletResponse resp)
+            throws jakarta.servlet.ServletException, IOException {
+        headers(resp);
+        super.service(req, resp);
+    }
+
     // ---------------------------------------------------------------- GET
 
     @Override
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-        headers(resp);
         String path = path(req);
         if (path.equals("/static/console.css")) {
             resp.setContentType("text/css;charset=utf-8");
@@ -204,7 +211,6 @@ public final class BatonConsoleServlet extends HttpServlet {
 
     @Override
     protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-        headers(resp);
         req.setCharacterEncoding("UTF-8");
         String path = path(req);
         if (path.equals("/login") && settings.access() instanceof TokenAccess token) {

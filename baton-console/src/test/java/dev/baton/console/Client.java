@@ -62,7 +62,7 @@ final class Client {
         return page(path).select("input[name=csrf]").first().attr("value");
     }
 
-    private HttpResponse<String> send(HttpRequest r) {
+    HttpResponse<String> send(HttpRequest r) {
         try {
             return http.send(r, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {

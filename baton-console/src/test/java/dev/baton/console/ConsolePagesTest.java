@@ -166,6 +166,12 @@ class ConsolePagesTest {
             assertThat(r.headers().firstValue("Referrer-Policy")).as(path).contains("no-referrer");
         }
         assertThat(client.get("/no-such-page").statusCode()).isEqualTo(404);
+        HttpResponse<String> put =
+                client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(jetty.url("/jobs")))
+                        .PUT(java.net.http.HttpRequest.BodyPublishers.noBody())
+                        .build());
+        assertThat(put.statusCode()).isEqualTo(405);
+        assertThat(put.headers().firstValue("X-Frame-Options")).contains("DENY");
     }
 
     @Test
