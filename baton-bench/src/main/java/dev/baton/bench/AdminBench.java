@@ -76,7 +76,7 @@ final class AdminBench {
         try (HikariDataSource pool = db.pool("admin-bench", 4)) {
             Baton.migrate(pool, schema);
             long t0 = System.nanoTime();
-            fill(db, schema);
+            fill(db, schema, jobs);
             System.out.printf(
                     Locale.ROOT, "  filled %,d jobs in %.1f s (with ANALYZE)%n", jobs, (System.nanoTime() - t0) / 1e9);
             Admin admin = Baton.builder(pool).schema(schema).build().admin();
@@ -159,8 +159,11 @@ final class AdminBench {
         return cursor;
     }
 
-    /** One INSERT … SELECT over generate_series, then ANALYZE. */
-    private void fill(Database db, String schema) throws Exception {
+    /**
+     * One INSERT … SELECT over generate_series, then ANALYZE: {@code jobs} jobs as described above (the console
+     * benchmark fills its table the same way).
+     */
+    static void fill(Database db, String schema, int jobs) throws Exception {
         String s = "\"" + schema + "\"";
         try (Connection c = db.connect();
                 Statement st = c.createStatement()) {

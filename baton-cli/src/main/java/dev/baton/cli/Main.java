@@ -26,6 +26,7 @@ import picocli.CommandLine.Spec;
             NodeCommand.class,
             VerifyCommand.class,
             StatusCommand.class,
+            ConsoleCommand.class,
             MigrateCommand.class,
             AuditCommand.class,
             CommandLine.HelpCommand.class

@@ -32,6 +32,7 @@ public class BatonProperties {
     private final SingleRunner singleRunner = new SingleRunner();
     private final Metrics metrics = new Metrics();
     private final Tracing tracing = new Tracing();
+    private final Console console = new Console();
 
     public boolean isEnabled() {
         return enabled;
@@ -103,6 +104,10 @@ public class BatonProperties {
 
     public Metrics getMetrics() {
         return metrics;
+    }
+
+    public Console getConsole() {
+        return console;
     }
 
     public Tracing getTracing() {
@@ -377,6 +382,65 @@ public class BatonProperties {
 
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+    }
+
+    /** The operator console (needs dev.baton:baton-console and a servlet web application). */
+    public static class Console {
+        /** The default mount path. */
+        public static final String DEFAULT_PATH = "/baton";
+        /** The default role an operator needs to act when Spring Security is present. */
+        public static final String DEFAULT_ROLE = "BATON_ADMIN";
+
+        /** Whether to mount the console. */
+        private boolean enabled = false;
+        /** The path the console is served at, e.g. /baton (its pages are below it). */
+        private String path = DEFAULT_PATH;
+        /** Whether the console may act (bulk actions, drain, retire, pause, expire); read-only when false. */
+        private boolean actionsEnabled = false;
+        /** With Spring Security: the role (request.isUserInRole) an operator needs to act. */
+        private String role = DEFAULT_ROLE;
+        /** Without Spring Security: allow actions anyway (recorded as the container's remote user, else "console"). */
+        private boolean allowActionsWithoutSecurity = false;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getPath() {
+            return path;
+        }
+
+        public void setPath(String path) {
+            this.path = path;
+        }
+
+        public boolean isActionsEnabled() {
+            return actionsEnabled;
+        }
+
+        public void setActionsEnabled(boolean actionsEnabled) {
+            this.actionsEnabled = actionsEnabled;
+        }
+
+        public String getRole() {
+            return role;
+        }
+
+        public void setRole(String role) {
+            this.role = role;
+        }
+
+        public boolean isAllowActionsWithoutSecurity() {
+            return allowActionsWithoutSecurity;
+        }
+
+        public void setAllowActionsWithoutSecurity(boolean allowActionsWithoutSecurity) {
+            this.allowActionsWithoutSecurity = allowActionsWithoutSecurity;
         }
     }
 }
