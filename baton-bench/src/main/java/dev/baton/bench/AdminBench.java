@@ -32,43 +32,19 @@ final class AdminBench {
             "  --runs N            timed calls per query, after 5 warm-up calls (default 50)",
             "  --keep              keep the filled schema (its name is printed) for EXPLAIN; default: drop it");
 
-    private int jobs = 1_000_000;
-    private int runs = 50;
-    private String jdbcUrl;
-    private boolean keep;
+    private final int jobs;
+    private final int runs;
+    private final boolean keep;
+
+    private AdminBench(FilledTableBench o) {
+        this.jobs = o.jobs();
+        this.runs = o.runs();
+        this.keep = o.keep();
+    }
 
     static int main(String[] args) {
-        AdminBench b = new AdminBench();
-        try {
-            for (int i = 0; i < args.length; i++) {
-                String a = args[i];
-                switch (a) {
-                    case "--jdbc-url" -> b.jdbcUrl = value(args, ++i, a);
-                    case "--jobs" -> b.jobs = positive(args, ++i, a);
-                    case "--runs" -> b.runs = positive(args, ++i, a);
-                    case "--keep" -> b.keep = true;
-                    case "-h", "--help" -> {
-                        System.out.println(USAGE);
-                        return 0;
-                    }
-                    default -> throw new IllegalArgumentException("unknown option '" + a + "'");
-                }
-            }
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage() + "\n\n" + USAGE);
-            return 2;
-        }
-        try (Database db = Database.open(b.jdbcUrl, null)) {
-            System.out.println("Baton admin API benchmark");
-            Machine.facts().forEach((k, v) -> System.out.printf("  %-32s %s%n", k, v));
-            System.out.printf("  %-32s %s%n", "PostgreSQL", db.serverVersion());
-            b.run(db);
-            return 0;
-        } catch (Exception e) {
-            System.err.println("benchmark failed: " + e);
-            e.printStackTrace();
-            return 1;
-        }
+        return FilledTableBench.main(
+                args, "Baton admin API benchmark", USAGE, 50, (db, o) -> new AdminBench(o).run(db));
     }
 
     private void run(Database db) throws Exception {
@@ -190,26 +166,6 @@ final class AdminBench {
                             + "                     WHEN g % 20 = 18 THEN 'cancelled' ELSE 'available' END AS st"
                             + "           FROM generate_series(1, " + jobs + ") AS g) x");
             st.execute("ANALYZE " + s + ".job");
-        }
-    }
-
-    private static String value(String[] args, int i, String option) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(option + " needs a value");
-        }
-        return args[i];
-    }
-
-    private static int positive(String[] args, int i, String option) {
-        String v = value(args, i, option);
-        try {
-            int n = Integer.parseInt(v.replace("_", ""));
-            if (n < 1) {
-                throw new NumberFormatException();
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + " must be a positive integer, but was '" + v + "'");
         }
     }
 }

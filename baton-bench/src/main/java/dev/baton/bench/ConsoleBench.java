@@ -42,43 +42,19 @@ final class ConsoleBench {
             "  --runs N            timed requests per page, after 5 warm-up requests (default 200)",
             "  --keep              keep the filled schema (its name is printed); default: drop it");
 
-    private int jobs = 1_000_000;
-    private int runs = 200;
-    private String jdbcUrl;
-    private boolean keep;
+    private final int jobs;
+    private final int runs;
+    private final boolean keep;
+
+    private ConsoleBench(FilledTableBench o) {
+        this.jobs = o.jobs();
+        this.runs = o.runs();
+        this.keep = o.keep();
+    }
 
     static int main(String[] args) {
-        ConsoleBench b = new ConsoleBench();
-        try {
-            for (int i = 0; i < args.length; i++) {
-                String a = args[i];
-                switch (a) {
-                    case "--jdbc-url" -> b.jdbcUrl = value(args, ++i, a);
-                    case "--jobs" -> b.jobs = positive(args, ++i, a);
-                    case "--runs" -> b.runs = positive(args, ++i, a);
-                    case "--keep" -> b.keep = true;
-                    case "-h", "--help" -> {
-                        System.out.println(USAGE);
-                        return 0;
-                    }
-                    default -> throw new IllegalArgumentException("unknown option '" + a + "'");
-                }
-            }
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage() + "\n\n" + USAGE);
-            return 2;
-        }
-        try (Database db = Database.open(b.jdbcUrl, null)) {
-            System.out.println("Baton console benchmark");
-            Machine.facts().forEach((k, v) -> System.out.printf("  %-32s %s%n", k, v));
-            System.out.printf("  %-32s %s%n", "PostgreSQL", db.serverVersion());
-            b.run(db);
-            return 0;
-        } catch (Exception e) {
-            System.err.println("benchmark failed: " + e);
-            e.printStackTrace();
-            return 1;
-        }
+        return FilledTableBench.main(
+                args, "Baton console benchmark", USAGE, 200, (db, o) -> new ConsoleBench(o).run(db));
     }
 
     private void run(Database db) throws Exception {
@@ -228,25 +204,5 @@ final class ConsoleBench {
             cursor = p.next().get();
         }
         return cursor == null ? "" : cursor;
-    }
-
-    private static String value(String[] args, int i, String option) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(option + " needs a value");
-        }
-        return args[i];
-    }
-
-    private static int positive(String[] args, int i, String option) {
-        String v = value(args, i, option);
-        try {
-            int n = Integer.parseInt(v.replace("_", ""));
-            if (n < 1) {
-                throw new NumberFormatException();
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + " must be a positive integer, but was '" + v + "'");
-        }
     }
 }
