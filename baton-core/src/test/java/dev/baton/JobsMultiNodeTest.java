@@ -96,4 +96,67 @@ class JobsMultiNodeTest extends JobTestSupport {
                 .as("nodes that ran jobs: " + perNode)
                 .isGreaterThanOrEqualTo(2);
     }
+
+    /**
+     * J01 under racing heartbeats: three nodes of 32 slots beat every 50 ms (two hundred times more often than by default),
+     * so nearly every batch of outcomes races a heartbeat that extends the same rows' leases. Of 12,000 no-op
+     * jobs, one in seven snoozes once and one in seven fails once (retry after 1 ms), so the completion, snooze
+     * and failure statements all run under the race. No outcome may be lost: every job ends succeeded with no
+     * stall (a dropped outcome leaves the job running until its lease expires, then it is rescued and run
+     * again with a stall counted), with the attempts and handler runs its script asks for.
+     *
+     * <p>Protection removed to see it fail: the completion statement joined {@code unnest(ids, tokens)} again
+     * ({@code job.sql}, name: complete, as before decision 0024) instead of matching {@code id = ANY(ids) AND
+     * attempt_token = ANY(tokens)}. On PostgreSQL 18.1 (the embedded server) successes were then dropped and
+     * their jobs rescued and run again: "jobs rescued after their outcome was lost: expected 0 but was 53". On
+     * PostgreSQL 15 the join form never missed (the server's behaviour, see the decision record).
+     */
+    @Test
+    void J01_heartbeatsRacingEveryOutcomeDropNone() throws Exception {
+        int jobs = 12_000;
+        Map<Integer, Integer> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        List<Baton> nodes = new ArrayList<>();
+        for (int i = 1; i <= NODES; i++) {
+            String id = "j01-race-" + i;
+            nodes.add(startNode(nodeBuilder(id, ownPool(id, 8), Hooks.NONE)
+                    .worker(fastWorker("default", 32)
+                            .heartbeatInterval(Duration.ofMillis(50))
+                            .build())
+                    .handle("script", Payload.class, (p, ctx) -> {
+                        int run = runs.merge(p.n(), 1, Integer::sum);
+                        if (run == 1 && p.n() % 7 == 0) {
+                            throw new JobHandler.Snooze(Duration.ofMillis(1));
+                        }
+                        if (run == 1 && p.n() % 7 == 1) {
+                            throw new JobHandler.RetryAfter(Duration.ofMillis(1), null);
+                        }
+                    })));
+        }
+        List<JobRequest> batch = new ArrayList<>(jobs);
+        for (int i = 0; i < jobs; i++) {
+            batch.add(JobRequest.of("script", new Payload(i)));
+        }
+        for (int from = 0; from < jobs; from += 6000) {
+            nodes.get(0).jobs().enqueueAll(batch.subList(from, from + 6000));
+        }
+
+        Awaitility.await()
+                .atMost(WAIT.multipliedBy(2))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'") == jobs);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE stall_count <> 0"))
+                .as("jobs rescued after their outcome was lost")
+                .isZero();
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE attempt <> CASE WHEN "
+                        + "(payload->>'n')::int % 7 = 1 THEN 2 ELSE 1 END"))
+                .as("jobs whose attempts differ from their script")
+                .isZero();
+        long wrongRuns = runs.entrySet().stream()
+                .filter(e -> e.getValue() != (e.getKey() % 7 <= 1 ? 2 : 1))
+                .count();
+        assertThat(runs).hasSize(jobs);
+        assertThat(wrongRuns)
+                .as("jobs whose handler ran other than its script says")
+                .isZero();
+    }
 }

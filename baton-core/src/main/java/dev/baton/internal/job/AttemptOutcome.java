@@ -34,6 +34,8 @@ public final class AttemptOutcome {
     public final Long delayMs;
     /** Recorded in the database; a retried flush skips it. */
     public boolean recorded;
+    /** Its statement ran but matched no row: the attempt was no longer current, nothing was written. */
+    public boolean stale;
     /** Frees the attempt's slot once the outcome is recorded (or given up on); null: nothing to free. */
     public Runnable free;
     /** Signalled once per batch after the slots are freed (the claimer of the attempt's queue); null: none. */

@@ -6,8 +6,11 @@ import dev.baton.internal.service.Hooks;
 import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.LongSupplier;
@@ -96,7 +99,7 @@ public final class JobCompleter extends Service {
                     o.free.run();
                 }
                 if (o.whenRecorded != null) {
-                    o.whenRecorded.accept(o.recorded);
+                    o.whenRecorded.accept(o.recorded && !o.stale);
                 }
                 if (o.wake != null && !wakes.contains(o.wake)) {
                     wakes.add(o.wake);
@@ -160,24 +163,30 @@ public final class JobCompleter extends Service {
             }
         }
         if (!ok.isEmpty()) {
-            db.call("recording " + ok.size() + " completions", c -> store.complete(c, ids(ok), tokens(ok)));
-            ok.forEach(o -> o.recorded = true);
+            recorded(
+                    "completions",
+                    ok,
+                    db.call("recording " + ok.size() + " completions", c -> store.complete(c, ids(ok), tokens(ok))));
         }
         if (!released.isEmpty()) {
-            db.call(
-                    "recording " + released.size() + " releases",
-                    c -> store.release(c, ids(released), tokens(released)));
-            released.forEach(o -> o.recorded = true);
+            recorded(
+                    "releases",
+                    released,
+                    db.call(
+                            "recording " + released.size() + " releases",
+                            c -> store.release(c, ids(released), tokens(released))));
         }
         if (!snoozed.isEmpty()) {
             Long[] delays = new Long[snoozed.size()];
             for (int i = 0; i < delays.length; i++) {
                 delays[i] = snoozed.get(i).delayMs;
             }
-            db.call(
-                    "recording " + snoozed.size() + " snoozes",
-                    c -> store.snooze(c, ids(snoozed), tokens(snoozed), delays));
-            snoozed.forEach(o -> o.recorded = true);
+            recorded(
+                    "snoozes",
+                    snoozed,
+                    db.transaction(
+                            "recording " + snoozed.size() + " snoozes",
+                            tx -> store.snooze(tx, ids(snoozed), tokens(snoozed), delays)));
         }
         if (!failed.isEmpty()) {
             try {
@@ -224,10 +233,39 @@ public final class JobCompleter extends Service {
             delays[i] = o.delayMs;
             outcomeKinds[i] = o.kind.sql;
         }
-        db.call(
-                "recording " + failed.size() + " failed attempts",
-                c -> store.fail(c, ids(failed), tokens(failed), errors, delays, outcomeKinds));
-        failed.forEach(o -> o.recorded = true);
+        recorded(
+                "failed attempts",
+                failed,
+                db.transaction(
+                                "recording " + failed.size() + " failed attempts",
+                                tx -> store.fail(tx, ids(failed), tokens(failed), errors, delays, outcomeKinds))
+                        .keySet());
+    }
+
+    /**
+     * Marks the outcomes as recorded, and those the statement did not match as stale: their attempt was no
+     * longer current when its outcome arrived (its lease expired and the job was rescued, or an operator
+     * ended it), so nothing was written for them; said in the log, never dropped silently.
+     */
+    private static void recorded(String what, List<AttemptOutcome> outcomes, Collection<Long> matched) {
+        List<Long> stale = null;
+        Set<Long> written = matched.size() == outcomes.size() ? null : new HashSet<>(matched);
+        for (AttemptOutcome o : outcomes) {
+            o.recorded = true;
+            if (written != null && !written.contains(o.id)) {
+                o.stale = true;
+                (stale == null ? stale = new ArrayList<>() : stale).add(o.id);
+            }
+        }
+        if (stale != null) {
+            log.warn(
+                    "{} of {} {} not recorded: their attempts were no longer current (lease expired and the job "
+                            + "rescued, or ended by an operator); jobs {}",
+                    stale.size(),
+                    outcomes.size(),
+                    what,
+                    stale);
+        }
     }
 
     private static long[] ids(List<AttemptOutcome> os) {

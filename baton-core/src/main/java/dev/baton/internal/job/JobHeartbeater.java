@@ -147,7 +147,9 @@ public final class JobHeartbeater extends Service {
                 continue; // in its own completion transaction: still current, lease not extended
             }
             if (beat == null) {
-                if (running.get(a.job.id()) == a && a.stop(StopReason.LOST)) {
+                // A handler that has returned is not stopped: its outcome may have been recorded since the
+                // attempts were listed, and if not, its write is fenced (the completer says if it matched).
+                if (!a.finished && running.get(a.job.id()) == a && a.stop(StopReason.LOST)) {
                     log.warn(
                             "job {} attempt {} is no longer current (rescued or finished elsewhere); its handler is "
                                     + "cancelled and its outcome will not be recorded",

@@ -555,12 +555,18 @@ public final class JobStore {
         }
     }
 
-    /** Failed (or cancelled) attempts; returns id → new state. */
+    /**
+     * Failed (or cancelled) attempts; returns id → new state. Two statements (the rows locked, then
+     * updated): call it in a transaction.
+     */
     public Map<Long, String> fail(
-            Connection c, long[] ids, long[] tokens, String[] errors, Long[] delaysMs, String[] outcomes)
+            Connection tx, long[] ids, long[] tokens, String[] errors, Long[] delaysMs, String[] outcomes)
             throws SQLException {
         Map<Long, String> out = new LinkedHashMap<>();
-        try (SqlCall q = sql.prepare(c, "fail")
+        if (idList(tx, "lock_attempts", ids, tokens).isEmpty()) {
+            return out;
+        }
+        try (SqlCall q = sql.prepare(tx, "fail")
                 .setArray("ids", "int8", boxed(ids))
                 .setArray("tokens", "int8", boxed(tokens))
                 .setArray("errors", "text", errors)
@@ -574,10 +580,16 @@ public final class JobStore {
         return out;
     }
 
-    /** Snoozed attempts: available again after their delay, the attempt given back; returns the ids changed. */
-    public List<Long> snooze(Connection c, long[] ids, long[] tokens, Long[] delaysMs) throws SQLException {
+    /**
+     * Snoozed attempts: available again after their delay, the attempt given back; returns the ids changed.
+     * Two statements (the rows locked, then updated): call it in a transaction.
+     */
+    public List<Long> snooze(Connection tx, long[] ids, long[] tokens, Long[] delaysMs) throws SQLException {
         List<Long> out = new ArrayList<>(ids.length);
-        try (SqlCall q = sql.prepare(c, "snooze")
+        if (idList(tx, "lock_attempts", ids, tokens).isEmpty()) {
+            return out;
+        }
+        try (SqlCall q = sql.prepare(tx, "snooze")
                 .setArray("ids", "int8", boxed(ids))
                 .setArray("tokens", "int8", boxed(tokens))
                 .setArray("delays_ms", "int8", delaysMs)) {
