@@ -113,9 +113,10 @@ public final class Jobs {
     }
 
     /**
-     * Enqueues many jobs in one statement and one transaction; results in input order. Inside a
-     * transaction the calling thread has open on Baton's data source (see {@link #enqueue(JobRequest)}),
-     * on that transaction's connection, committed or rolled back with it.
+     * Enqueues many jobs at once, all or none; results in input order. A batch of 100 jobs or more without
+     * idempotency keys is written by COPY, others by one statement over arrays (docs/benchmarks/enqueue.md).
+     * Inside a transaction the calling thread has open on Baton's data source (see
+     * {@link #enqueue(JobRequest)}), on that transaction's connection, committed or rolled back with it.
      *
      * @throws UnknownOutcomeException the connection failed during COMMIT: the jobs may exist (retry with
      *                                 idempotency keys to find out without enqueuing twice)

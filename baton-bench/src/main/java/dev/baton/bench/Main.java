@@ -29,6 +29,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("console")) {
             return ConsoleBench.main(Arrays.copyOfRange(args, 1, args.length));
         }
+        if (args.length > 0 && args[0].equals("enqueue")) {
+            return EnqueueBench.main(Arrays.copyOfRange(args, 1, args.length));
+        }
         if (args.length > 0 && args[0].equals("middleware")) {
             return MiddlewareBench.main(Arrays.copyOfRange(args, 1, args.length));
         }
@@ -39,8 +42,8 @@ public final class Main {
             return args.length == 0 ? 2 : 0;
         }
         if (!args[0].equals("jobs")) {
-            System.err.println("unknown benchmark '" + args[0] + "' (jobs, compare, middleware, admin or console)\n\n"
-                    + Options.USAGE);
+            System.err.println("unknown benchmark '" + args[0]
+                    + "' (jobs, compare, enqueue, middleware, admin or console)\n\n" + Options.USAGE);
             return 2;
         }
         Options o;

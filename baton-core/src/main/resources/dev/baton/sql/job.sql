@@ -39,6 +39,19 @@ WITH input AS (
 )
 SELECT id, idempotency_key, (SELECT count(*) FROM notified) AS n FROM ins ORDER BY id
 
+-- name: reserve_ids
+-- Before a COPY of jobs: :n job ids, in order, and the database's clock (the run_at of jobs due now).
+SELECT clock_timestamp() AS now, array(SELECT nextval('${schema}.job_id_seq') FROM generate_series(1, :n)) AS ids
+
+-- name: copy_jobs
+-- The rows of a batch without idempotency keys, in COPY's text format, with the ids reserved above.
+COPY ${schema}.job (id, queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms, concurrency_key,
+                    key_fifo, metadata) FROM STDIN
+
+-- name: notify_queues
+-- After a COPY: wakes the queues' workers (delivered at commit, so only for committed jobs).
+SELECT count(pg_notify(:channel, q)) FROM unnest(:queues::text[]) AS q
+
 -- name: find_by_keys
 SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys::text[])
 

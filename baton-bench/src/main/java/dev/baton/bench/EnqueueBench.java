@@ -1,0 +1,137 @@
+package dev.baton.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.Baton;
+import dev.baton.JobRequest;
+import dev.baton.Jobs;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.IntFunction;
+
+/**
+ * {@code baton-bench enqueue}: batch enqueue from one client thread ({@code Jobs.enqueueAll}), in variants:
+ * keyless jobs at two batch sizes, jobs with an idempotency key each, jobs with a concurrency key (1,000
+ * keys). The requests are built before the clock starts (that is the caller's work); each run starts on an
+ * emptied table after a checkpoint. Variants are interleaved run by run, so drift hits all alike; the median
+ * and the range of the runs are reported.
+ */
+final class EnqueueBench {
+    static final String USAGE = """
+            usage: java -jar baton-bench.jar enqueue [options]
+
+            Batch enqueue from one client thread, in variants (keyless at batch 1,000 and 10,000; an idempotency key
+            per job; a concurrency key of 1,000), interleaved run by run; median and range of jobs/s.
+              --jdbc-url URL   an existing database; default: embedded PostgreSQL
+              --jobs N         jobs per run (default 1000000)
+              --runs N         runs per variant (default 3)
+              --keep           keep the schema afterwards
+            """;
+
+    private record Variant(String name, int batch, IntFunction<JobRequest> request) {}
+
+    /** One run: jobs/s, and the CPU each job cost the client JVM and the PostgreSQL server (µs). */
+    private record Run(double rate, double jvmMicros, double pgMicros) {}
+
+    private static final List<Variant> VARIANTS = List.of(
+            new Variant("keyless, batch 1,000", 1_000, i -> JobRequest.of("bench.noop", i)),
+            new Variant("keyless, batch 10,000", 10_000, i -> JobRequest.of("bench.noop", i)),
+            new Variant(
+                    "idempotency key each, batch 10,000",
+                    10_000,
+                    i -> JobRequest.of("bench.noop", i).idempotencyKey("order-" + i)),
+            new Variant(
+                    "concurrency key of 1,000, batch 10,000",
+                    10_000,
+                    i -> JobRequest.of("bench.noop", i).concurrencyKey("tenant-" + (i % 1000))));
+
+    private EnqueueBench() {}
+
+    static int main(String[] args) {
+        return FilledTableBench.main(args, "Baton batch enqueue benchmark", USAGE, 3, EnqueueBench::run);
+    }
+
+    private static void run(Database db, FilledTableBench o) throws Exception {
+        int jobs = o.jobs();
+        String schema = "bench_enqueue_" + Long.toString(System.nanoTime(), 36);
+        Map<Variant, List<Run>> rates = new LinkedHashMap<>();
+        try (HikariDataSource pool = db.pool("enqueue-bench", 2)) {
+            Baton.migrate(pool, schema);
+            Jobs client = Baton.builder(pool).schema(schema).build().jobs();
+            // Warm-up: the JIT and the statement's plan, then the table emptied again.
+            once(db, pool, schema, client, VARIANTS.get(1), Math.min(jobs, 100_000));
+            for (int run = 1; run <= o.runs(); run++) {
+                for (Variant v : VARIANTS) {
+                    Run r = once(db, pool, schema, client, v, jobs);
+                    rates.computeIfAbsent(v, k -> new ArrayList<>()).add(r);
+                    System.out.printf(
+                            Locale.ROOT,
+                            "  run %d  %-40s %,10.0f jobs/s  CPU per job: JVM %.1f µs, PostgreSQL %.1f µs%n",
+                            run,
+                            v.name(),
+                            r.rate(),
+                            r.jvmMicros(),
+                            r.pgMicros());
+                }
+            }
+        } finally {
+            if (!o.keep()) {
+                db.dropSchema(schema);
+            }
+        }
+        System.out.printf(
+                Locale.ROOT,
+                "%n| variant (%,d jobs per run, %d runs) | jobs/s, median | range | CPU µs per job, JVM / PostgreSQL (median) |%n",
+                jobs,
+                o.runs());
+        System.out.println("|---|---:|---|---|");
+        for (Map.Entry<Variant, List<Run>> e : rates.entrySet()) {
+            double[] r = e.getValue().stream().mapToDouble(Run::rate).sorted().toArray();
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %,.0f | %,.0f – %,.0f | %.1f / %.1f |%n",
+                    e.getKey().name(),
+                    r[r.length / 2],
+                    r[0],
+                    r[r.length - 1],
+                    median(e.getValue(), Run::jvmMicros),
+                    median(e.getValue(), Run::pgMicros));
+        }
+    }
+
+    private static double median(List<Run> runs, java.util.function.ToDoubleFunction<Run> f) {
+        double[] v = runs.stream().mapToDouble(f).sorted().toArray();
+        return v[v.length / 2];
+    }
+
+    /** Empties the table, checkpoints, builds the requests, then times enqueueAll batch by batch. */
+    private static Run once(Database db, HikariDataSource pool, String schema, Jobs client, Variant v, int jobs)
+            throws Exception {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement()) {
+            s.execute("TRUNCATE " + schema + ".job, " + schema + ".job_unique RESTART IDENTITY");
+            s.execute("CHECKPOINT");
+        }
+        List<List<JobRequest>> batches = new ArrayList<>();
+        for (int from = 0; from < jobs; from += v.batch()) {
+            JobRequest[] b = new JobRequest[Math.min(v.batch(), jobs - from)];
+            for (int i = 0; i < b.length; i++) {
+                b[i] = v.request().apply(from + i);
+            }
+            batches.add(Arrays.asList(b));
+        }
+        Machine.Cpu c0 = Machine.Cpu.sample();
+        long t0 = System.nanoTime();
+        for (List<JobRequest> b : batches) {
+            client.enqueueAll(b);
+        }
+        double rate = jobs / ((System.nanoTime() - t0) / 1e9);
+        double[] micros = Results.microsPerJob(c0, Machine.Cpu.sample(), jobs);
+        return new Run(rate, micros[0], micros[1]);
+    }
+}
