@@ -73,8 +73,9 @@ public interface JobInterceptor {
         /**
          * After {@link #proceed()}: {@code callback} runs once the outcome has been recorded in the
          * database (with {@code true}), or once it is known it will not be ({@code false}: the attempt lost
-         * its lease, stopped itself, or the recording failed; the job's lease then expires and it is
-         * rescued). It runs on a Baton thread; keep it short.
+         * its lease, stopped itself, or the recording failed, and the job's lease then expires and it is
+         * rescued; or the attempt was no longer current when its outcome arrived, because it had been rescued
+         * or ended by an operator, and nothing was written). It runs on a Baton thread; keep it short.
          */
         void whenRecorded(Consumer<Boolean> callback);
     }
