@@ -169,7 +169,9 @@ class RetentionTest extends JobBehaviourTestBase {
         statements.put(
                 "job.claim",
                 new Object[] {job.get("claim"), "default", new String[] {"k"}, "default", 20, 10, 1000L, "n"});
-        statements.put("job.heartbeat", new Object[] {job.get("heartbeat"), new Long[] {1L}, new Long[] {1L}, 1000L});
+        statements.put("job.heartbeat", new Object[] {
+            job.get("heartbeat"), new Long[] {1L}, new Long[] {1L}, 1000L, new Long[] {1L}, new Long[] {1L}
+        });
         statements.put("job.rescue", new Object[] {job.get("rescue"), 100, 3, 3, "n", "c"});
         statements.put("job.prune", new Object[] {job.get("prune"), 1000L, 100});
         statements.put("job.queue_stats", new Object[] {job.get("queue_stats")});
