@@ -178,6 +178,7 @@ public final class Notifier extends Service implements AutoCloseable {
             // pool as it came and without registrations (a pooler would keep them on a shared session).
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(true);
+            NotificationReads.Undo reads = NotificationReads.tighten(c);
             try {
                 for (String channel : channels) {
                     Jdbc.execute(c, "LISTEN \"" + channel + "\"");
@@ -215,6 +216,7 @@ public final class Notifier extends Service implements AutoCloseable {
                 return 0; // closed: the service loop ends
             } finally {
                 listening = false;
+                reads.close();
                 unlisten(c, autoCommit);
             }
         } catch (SQLException e) {
