@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -43,6 +44,8 @@ final class Compare {
             "  --nodes LIST            node counts of the throughput runs (default 1,2,4,8)",
             "  --jobs N                jobs per throughput run",
             "  --threads N             worker threads per node, every system (default 32)",
+            "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
+            "  --load-rate N           jobs/s of background load during the second latency measurement (default 200)",
             "  --write-report [DIR]    write DIR/compare.md and DIR/compare-*.png (default docs/benchmarks)",
             "  -h, --help              this help");
 
@@ -58,6 +61,10 @@ final class Compare {
     Set<String> phases = new LinkedHashSet<>(ALL_PHASES);
     List<Integer> nodeCounts = new ArrayList<>(List.of(1, 2, 4, 8));
     Integer jobs;
+    /** --latency-probes and --load-rate: override the mode's sizes. */
+    Integer probesOption;
+
+    Integer loadRateOption;
     int threads = 32;
     int poolSize = 10;
     boolean writeReport;
@@ -75,6 +82,9 @@ final class Compare {
     int growthSample;
 
     private Database db;
+    /** Jobs the background load thread has enqueued. */
+    private final AtomicLong loaded = new AtomicLong();
+
     private CompareResults r;
     private final String suffix = Long.toHexString(System.currentTimeMillis() & 0xffffffL);
 
@@ -97,6 +107,8 @@ final class Compare {
                 }
                 case "--jobs" -> c.jobs = positive(value(args, ++i, a, c), a);
                 case "--threads" -> c.threads = positive(value(args, ++i, a, c), a);
+                case "--latency-probes" -> c.probesOption = positive(value(args, ++i, a, c), a);
+                case "--load-rate" -> c.loadRateOption = positive(value(args, ++i, a, c), a);
                 case "--write-report" -> {
                     c.writeReport = true;
                     if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
@@ -126,6 +138,12 @@ final class Compare {
             c.growthPending = List.of(10_000, 100_000, 1_000_000);
             c.growthFinished = 1_000_000;
             c.growthSample = 10_000;
+        }
+        if (c.probesOption != null) {
+            c.latencyProbes = c.probesOption;
+        }
+        if (c.loadRateOption != null) {
+            c.loadRate = c.loadRateOption;
         }
         return c;
     }
@@ -467,6 +485,7 @@ final class Compare {
                     try {
                         while (!stop.get()) {
                             p.enqueue(id, chunk);
+                            loaded.addAndGet(chunk);
                             id += chunk;
                             next += period;
                             long wait = next - System.nanoTime();
@@ -487,6 +506,8 @@ final class Compare {
 
     private void latency(Peer p, String mode, Thread load) throws Exception {
         int n = latencyProbes;
+        long loaded0 = loaded.get();
+        long start = System.nanoTime();
         long[] sent = new long[n];
         long base = -1_000_000L * (r.latency.size() + 1);
         for (int i = 0; i < n; i++) {
@@ -507,6 +528,7 @@ final class Compare {
             }
             Thread.sleep(20);
         }
+        double loadRate = (loaded.get() - loaded0) / ((System.nanoTime() - start) / 1e9);
         double[] l = new double[n];
         int k = 0;
         for (int i = 0; i < n; i++) {
@@ -522,8 +544,15 @@ final class Compare {
         double max = k == 0 ? Double.NaN : sorted[k - 1];
         r.latency.add(new CompareResults.Latency(p.name(), mode, n, k, p50, p99, max));
         System.out.printf(
-                "%-42s latency %s: p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d/%d started)%n",
-                p.name(), mode, p50, p99, max, k, n);
+                "%-42s latency %s: p50 %.1f ms, p99 %.1f ms, max %.1f ms (%d/%d started)%s%n",
+                p.name(),
+                mode,
+                p50,
+                p99,
+                max,
+                k,
+                n,
+                load == null ? "" : String.format(", load enqueued meanwhile: %.0f jobs/s", loadRate));
     }
 
     private static String shorten(String label) {

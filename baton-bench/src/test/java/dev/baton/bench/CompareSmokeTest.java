@@ -1,6 +1,7 @@
 package dev.baton.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
@@ -33,5 +34,16 @@ class CompareSmokeTest {
             assertThat(t.left()).as(t.system() + " jobs left unfinished").isZero();
         });
         assertThat(CompareReport.markdown(r, c)).contains("| Baton |", "| raw-SQL ceiling |");
+    }
+
+    @Test
+    void latencyProbesAndLoadRateOverrideTheModeAndRefuseNonPositiveValues() {
+        Compare c = Compare.parse(new String[] {"--quick", "--latency-probes", "1000", "--load-rate", "4000"});
+        assertThat(c.latencyProbes).isEqualTo(1000);
+        assertThat(c.loadRate).isEqualTo(4000);
+        assertThat(Compare.parse(new String[] {"--quick"}).latencyProbes).isEqualTo(30);
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--load-rate", "0"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--load-rate needs a positive integer, but was '0'");
     }
 }
