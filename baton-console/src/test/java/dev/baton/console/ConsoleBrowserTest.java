@@ -170,7 +170,7 @@ class ConsoleBrowserTest {
         driver.get(jetty.url("/jobs"));
         driver.findElement(By.cssSelector("input[name=state][value=failed]")).click();
         driver.findElement(By.name("queue")).sendKeys("reports");
-        driver.findElement(By.id("apply-filter")).click();
+        clickAndWaitForTheNextPage(driver.findElement(By.id("apply-filter")));
         List<WebElement> rows = driver.findElements(By.cssSelector("#jobs tbody tr"));
         assertThat(rows).isNotEmpty();
         for (WebElement row : rows) {
@@ -194,7 +194,7 @@ class ConsoleBrowserTest {
                 boxes.stream().map(b -> Long.parseLong(b.getAttribute("value"))).toList();
         assertThat(ids).isNotEmpty();
         boxes.forEach(WebElement::click);
-        driver.findElement(By.id("retry-selected")).click();
+        clickAndWaitForTheNextPage(driver.findElement(By.id("retry-selected")));
         assertThat(driver.findElement(By.id("flash")).getText())
                 .isEqualTo("retry " + ids.size() + " selected jobs: matched " + ids.size() + ", changed " + ids.size()
                         + ", left alone 0");
@@ -219,7 +219,7 @@ class ConsoleBrowserTest {
         assertThat(row.findElement(By.cssSelector(".role")).getText()).isIn("ACTIVE", "CURRENT_OWNER");
         row.findElement(By.name("reason")).sendKeys("rolling out 2.1");
         row.findElement(By.name("operator")).sendKeys("alice");
-        row.findElement(By.cssSelector("button.node-action")).click();
+        clickAndWaitForTheNextPage(row.findElement(By.cssSelector("button.node-action")));
         assertThat(driver.findElement(By.id("flash")).getText()).startsWith("drain node 'worker-1': done");
         await().atMost(TestTimeouts.scaled(Duration.ofSeconds(30))).untilAsserted(() -> {
             driver.navigate().refresh();
@@ -275,6 +275,27 @@ class ConsoleBrowserTest {
             Files.copy(shot.toPath(), screenshots.resolve(name + ".png"), StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             throw new IllegalStateException("could not save the screenshot of " + name, e);
+        }
+    }
+
+    /**
+     * Clicks a button that submits a form and returns once the browser shows the page it loads, so that what the
+     * test reads next is of that page (seen in CI without this: a row of the old page went stale while its cells
+     * were read, and the flash message was looked for before the new page had it).
+     */
+    private void clickAndWaitForTheNextPage(WebElement button) {
+        WebElement old = driver.findElement(By.tagName("html"));
+        button.click();
+        await().atMost(TestTimeouts.scaled(Duration.ofSeconds(30))).until(() -> isStale(old));
+    }
+
+    /** True once {@code e} is no longer in the page shown (the browser loaded another). */
+    private static boolean isStale(WebElement e) {
+        try {
+            e.isEnabled();
+            return false;
+        } catch (org.openqa.selenium.StaleElementReferenceException gone) {
+            return true;
         }
     }
 }

@@ -113,6 +113,11 @@ final class NotificationReads {
         }
     }
 
+    /** True when this pgjdbc has the fields {@link #tighten} changes. */
+    static boolean supported() {
+        return STREAM != null;
+    }
+
     /** The value on {@code c} (tests): {@code Long.MAX_VALUE} while tightened. */
     static long nextCheck(Connection c) throws Exception {
         BaseConnection base = (BaseConnection) c.unwrap(PGConnection.class);

@@ -28,6 +28,9 @@ class NotificationReadsTest extends DbTest {
     @Test
     void theShippedPgjdbcIsTightenedAndRestored() throws Exception {
         try (Connection c = pool.getConnection()) {
+            assertThat(NotificationReads.supported())
+                    .as("pgjdbc's QueryExecutorBase.pgStream and PGStream.nextStreamAvailableCheckTime are there")
+                    .isTrue();
             long before = NotificationReads.nextCheck(c);
             try (NotificationReads.Undo reads = NotificationReads.tighten(c)) {
                 assertThat(reads.active()).isTrue();
