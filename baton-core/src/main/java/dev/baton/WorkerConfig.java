@@ -240,7 +240,11 @@ public final class WorkerConfig {
             unhandledKindTimeout = config.unhandledKindTimeout();
         }
 
-        /** Work {@code queue} with up to {@code concurrency} jobs at once on this node. */
+        /**
+         * Work {@code queue} with up to {@code concurrency} handlers at once on this node. A slot is free again when
+         * its handler returns; up to as many more attempts may wait for their outcome to be recorded (their rows
+         * stay in state {@code running} until it is), so one batch's outcomes are written while the next is claimed.
+         */
         public Builder queue(String queue, int concurrency) {
             queues.put(JobRequest.validQueue(queue), concurrency);
             return this;

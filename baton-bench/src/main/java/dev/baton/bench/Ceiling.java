@@ -12,24 +12,32 @@ import java.util.Map;
  * The raw-SQL ceiling as a "system": Baton's schema and Baton's own claim and complete statements
  * (read from baton-core, {@link BatonSql}), issued back to back by plain JDBC threads, one connection
  * each, with no worker, no handler thread hand-off, no heartbeats and no maintenance. A node is one
- * such thread; the claim batch is Baton's effective batch at that node count when known.
+ * such thread; the claim batch is Baton's effective batch at that node count when known, or, for the
+ * best-batch ceiling, the fastest batch of a sweep at that node count.
  */
 final class Ceiling extends Peer.BatonPeer {
+    /** The best-batch ceiling (batch from the sweep), or the ceiling at Baton's own batch. */
+    final boolean best;
+
     volatile int batch = 16;
 
-    Ceiling(Database db, String schema, int threads) {
+    Ceiling(Database db, String schema, int threads, boolean best) {
         super(db, schema, threads, 1);
+        this.best = best;
     }
 
     @Override
     String name() {
-        return "raw-SQL ceiling";
+        return best ? CompareReport.CEILING_BEST : CompareReport.CEILING;
     }
 
     @Override
     String settings() {
         return "Baton's job.claim + job.complete statements from one plain JDBC connection per node (thread), claim batch ="
-                + " Baton's effective claim batch in the same run at that node count (16 if unknown), no handler hand-off";
+                + (best
+                        ? " the fastest of the swept batches at that node count"
+                        : " Baton's effective claim batch in the same run at that node count (16 if unknown)")
+                + ", no handler hand-off";
     }
 
     @Override

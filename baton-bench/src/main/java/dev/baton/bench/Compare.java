@@ -10,7 +10,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,18 +42,25 @@ final class Compare {
             "  --quick                 about 6 minutes: 20,000 jobs per throughput run (Quartz 3,000), growth up to 10^5",
             "  --full                  the long run (default): 50,000 jobs per throughput run (Quartz 10,000), growth up to 10^6",
             "  --jdbc-url URL          an existing database; default: embedded PostgreSQL",
-            "  --systems LIST          subset of baton,ceiling,dbs-fetch,dbs-lock,jobrunr,quartz,shedlock",
+            "  --systems LIST          subset of baton,ceiling,ceiling-best,dbs-fetch,dbs-lock,jobrunr,quartz,shedlock",
             "  --phases LIST           subset of throughput,latency,idle,growth,failover",
             "  --nodes LIST            node counts of the throughput runs (default 1,2,4,8)",
             "  --jobs N                jobs per throughput run",
             "  --threads N             worker threads per node, every system (default 32)",
+            "  --repeat N              throughput runs per system and node count, interleaved (default 1)",
+            "  --window-seconds S      measure each throughput run over S s of steady state, after 1 s of warm-up,",
+            "                          from a backlog sized to last that long (default: drain --jobs jobs)",
+            "  --ceiling-batches LIST  claim batches the best-batch ceiling sweeps (default 10,50,100,200,500)",
+            "  --cpu-layout L          shared (default) or split: PostgreSQL pinned to CPU 0, this JVM to the others",
+            "                          (taskset; the server must run on this machine)",
             "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
             "  --load-rate N           jobs/s of background load during the second latency measurement (default 200)",
             "  --write-report [DIR]    write DIR/compare.md and DIR/compare-*.png (default docs/benchmarks)",
             "  -h, --help              this help");
 
     static final List<String> ALL_SYSTEMS =
-            List.of("baton", "ceiling", "dbs-fetch", "dbs-lock", "jobrunr", "quartz", "shedlock");
+            List.of("baton", "ceiling", "ceiling-best", "dbs-fetch", "dbs-lock", "jobrunr", "quartz", "shedlock");
+    static final List<String> LAYOUTS = List.of("shared", "split");
     static final int QUARTZ_QUICK_JOBS = 3_000;
     static final int QUARTZ_FULL_JOBS = 10_000;
     static final List<String> ALL_PHASES = List.of("throughput", "latency", "idle", "growth", "failover");
@@ -67,6 +77,13 @@ final class Compare {
     Integer loadRateOption;
     int threads = 32;
     int poolSize = 10;
+    int repeat = 1;
+    int windowSeconds;
+    List<Integer> ceilingBatches = new ArrayList<>(List.of(10, 50, 100, 200, 500));
+    /** The largest backlog a measuring window enqueues (tests keep it small). */
+    int maxBacklog = 3_000_000;
+
+    String cpuLayout = "shared";
     boolean writeReport;
     Path reportDir = Path.of("docs", "benchmarks");
     final List<String> commandLine = new ArrayList<>();
@@ -86,6 +103,11 @@ final class Compare {
     private final AtomicLong loaded = new AtomicLong();
 
     private CompareResults r;
+    /** The best-batch ceiling's batch per node count, from {@link #sweepCeiling()}. */
+    private final Map<Integer, Integer> bestCeilingBatch = new TreeMap<>();
+    /** The fastest rate seen per system (warm-up included), to size the backlog of a measuring window. */
+    private final Map<String, Double> expectedRate = new java.util.HashMap<>();
+
     private final String suffix = Long.toHexString(System.currentTimeMillis() & 0xffffffL);
 
     static Compare parse(String[] args) {
@@ -107,6 +129,21 @@ final class Compare {
                 }
                 case "--jobs" -> c.jobs = positive(value(args, ++i, a, c), a);
                 case "--threads" -> c.threads = positive(value(args, ++i, a, c), a);
+                case "--repeat" -> c.repeat = positive(value(args, ++i, a, c), a);
+                case "--window-seconds" -> c.windowSeconds = positive(value(args, ++i, a, c), a);
+                case "--ceiling-batches" -> {
+                    c.ceilingBatches.clear();
+                    for (String s : value(args, ++i, a, c).split(",")) {
+                        c.ceilingBatches.add(positive(s.strip(), a));
+                    }
+                }
+                case "--cpu-layout" -> {
+                    c.cpuLayout = value(args, ++i, a, c);
+                    if (!LAYOUTS.contains(c.cpuLayout)) {
+                        throw new IllegalArgumentException(
+                                a + ": unknown '" + c.cpuLayout + "' (allowed: " + String.join(",", LAYOUTS) + ")");
+                    }
+                }
                 case "--latency-probes" -> c.probesOption = positive(value(args, ++i, a, c), a);
                 case "--load-rate" -> c.loadRateOption = positive(value(args, ++i, a, c), a);
                 case "--write-report" -> {
@@ -242,6 +279,22 @@ final class Compare {
         r.embedded = db.embedded();
         r.serverVersion = db.serverVersion();
         r.settings = db.serverSettings();
+        CpuLayout.Pinned pinned = null;
+        if (cpuLayout.equals("split")) {
+            pinned = CpuLayout.split(db);
+            r.cpuLayout = pinned.description;
+            System.out.println("  " + r.cpuLayout);
+        }
+        try {
+            runPhases(db, r);
+        } finally {
+            if (pinned != null) {
+                pinned.close();
+            }
+        }
+    }
+
+    private void runPhases(Database db, CompareResults r) throws Exception {
         r.machine = Machine.facts();
         r.machine.forEach((k, v) -> System.out.printf("  %-32s %s%n", k, v));
         System.out.println("  PostgreSQL " + r.serverVersion);
@@ -258,7 +311,10 @@ final class Compare {
             jobSystems.add(() -> new Peer.BatonPeer(db, schema("baton"), threads, poolSize));
         }
         if (systems.contains("ceiling")) {
-            jobSystems.add(() -> new Ceiling(db, schema("raw"), threads));
+            jobSystems.add(() -> new Ceiling(db, schema("raw"), threads, false));
+        }
+        if (systems.contains("ceiling-best")) {
+            jobSystems.add(() -> new Ceiling(db, schema("rawbest"), threads, true));
         }
         if (systems.contains("dbs-fetch")) {
             jobSystems.add(() -> new Peer.DbSchedulerPeer(db, schema("dbsf"), threads, poolSize, false));
@@ -286,10 +342,20 @@ final class Compare {
         if (phases.contains("throughput")) {
             for (Supplier<Peer> s : jobSystems) {
                 if (jobs >= 2_000) {
-                    throughput(s, 2, 2_000, false); // JIT warm-up of this system's code paths, not recorded
+                    // JIT warm-up of this system's code paths, not recorded
+                    throughput(s, 2, windowSeconds > 0 ? Math.max(jobs, 20_000) : 2_000, 0);
                 }
+            }
+            if (systems.contains("ceiling-best")) {
+                sweepCeiling();
+            }
+            // interleaved: every system at one node count, then the next count, then the next repetition, so
+            // that a drift of the machine hits all systems alike
+            for (int rep = 1; rep <= repeat; rep++) {
                 for (int n : nodeCounts) {
-                    throughput(s, n, jobs, true);
+                    for (Supplier<Peer> s : jobSystems) {
+                        throughput(s, n, jobs, rep);
+                    }
                 }
             }
         }
@@ -309,22 +375,135 @@ final class Compare {
 
     // ------------------------------------------------------------------ throughput
 
-    private void throughput(Supplier<Peer> s, int nodes, int jobs, boolean record) throws Exception {
+    /**
+     * The best-batch ceiling's batch at each node count: every batch of --ceiling-batches over a short window,
+     * the fastest kept. Recorded for the report; the measured runs then use that batch.
+     */
+    private void sweepCeiling() throws Exception {
+        int seconds = windowSeconds > 0 ? Math.max(2, windowSeconds / 4) : 2;
+        for (int n : nodeCounts) {
+            double bestRate = -1;
+            for (int b : ceilingBatches) {
+                try (Ceiling c = new Ceiling(db, schema("rawsweep"), threads, true)) {
+                    c.batch = b;
+                    c.install();
+                    double seen = Math.max(2_000, expectedRate.getOrDefault(c.name(), 0.0));
+                    int backlog = (int) Math.min(maxBacklog, Math.max(jobs, seen * 2 * (seconds + 2)));
+                    c.enqueue(0, backlog);
+                    db.checkpoint();
+                    double rate = window(c, n, backlog, seconds)[0];
+                    r.ceilingSweep.add(new CompareResults.Sweep(n, b, seconds, rate));
+                    System.out.printf("raw-SQL ceiling sweep, %d node(s), batch %d: %,7.0f jobs/s%n", n, b, rate);
+                    expectedRate.merge(c.name(), rate, Math::max);
+                    if (rate > bestRate) {
+                        bestRate = rate;
+                        bestCeilingBatch.put(n, b);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Starts {@code nodes} nodes on a backlog of {@code backlog} jobs and measures the start rate over {@code
+     * seconds} after 1 s of warm-up from the first start: {rate, seconds measured, 1 if the backlog ran out first}.
+     */
+    private double[] window(Peer p, int nodes, int backlog, int seconds) throws Exception {
+        Sink.reset(backlog);
+        List<AutoCloseable> started = new ArrayList<>();
+        try {
+            for (int i = 1; i <= nodes; i++) {
+                started.add(p.startNode(i));
+            }
+            long giveUp = System.nanoTime() + 60_000_000_000L;
+            while (Sink.FIRST.get() == 0 && System.nanoTime() < giveUp) {
+                Thread.sleep(5);
+            }
+            if (Sink.FIRST.get() == 0) {
+                throw new IllegalStateException(
+                        p.name() + ": no job started within 60 s of starting " + nodes + " node(s)");
+            }
+            long w0 = Sink.FIRST.get() + 1_000_000_000L;
+            while (System.nanoTime() < w0 && Sink.RUNS.get() < backlog) {
+                Thread.sleep(5);
+            }
+            // a backlog gone before the window opened: the rate of the whole run, from its first start
+            boolean early = Sink.RUNS.get() >= backlog;
+            long c0 = early ? 0 : Sink.RUNS.get();
+            long start = early ? Sink.FIRST.get() : System.nanoTime();
+            long end = start + seconds * 1_000_000_000L;
+            while (System.nanoTime() < end && Sink.RUNS.get() < backlog) {
+                Thread.sleep(5);
+            }
+            long c1 = Sink.RUNS.get();
+            long stop = c1 >= backlog && Sink.LAST.get() != 0 ? Sink.LAST.get() : System.nanoTime();
+            double secs = (stop - start) / 1e9;
+            return new double[] {(c1 - c0) / secs, secs, c1 >= backlog ? 1 : 0};
+        } finally {
+            closeAll(started);
+        }
+    }
+
+    private void throughput(Supplier<Peer> s, int nodes, int jobs, int rep) throws Exception {
+        boolean record = rep > 0;
         try (Peer p = s.get()) {
             if (p instanceof Ceiling c) {
-                CompareResults.Throughput b = find("Baton", nodes);
-                c.batch = b != null && b.claimBatch() >= 1 ? (int) Math.round(b.claimBatch()) : 16;
+                if (c.best) {
+                    c.batch = bestCeilingBatch.getOrDefault(nodes, 100);
+                } else {
+                    CompareResults.Throughput b = find("Baton", nodes);
+                    c.batch = b != null && b.claimBatch() >= 1 ? (int) Math.round(b.claimBatch()) : 16;
+                }
             }
             if (p instanceof Peer.QuartzPeer) {
                 // Quartz enqueues at about 1k jobs/s and drains at a few hundred: a smaller backlog keeps the runs
                 // short (they would be capped anyway)
                 jobs = Math.min(jobs, quick ? QUARTZ_QUICK_JOBS : QUARTZ_FULL_JOBS);
             }
+            if (record && windowSeconds > 0) {
+                // a backlog that lasts the warm-up and the window at the fastest rate seen so far, with a margin
+                double seen = Math.max(2_000, expectedRate.getOrDefault(p.name(), 0.0));
+                jobs = (int) Math.min(maxBacklog, Math.max(jobs, seen * 2 * (windowSeconds + 2)));
+            }
             p.install();
             long e0 = System.nanoTime();
             p.enqueue(0, jobs);
             double enqueueRate = jobs / ((System.nanoTime() - e0) / 1e9);
             db.checkpoint();
+            if (record && windowSeconds > 0) {
+                List<StatementCounter.Snapshot> s0 = p.counter.snapshot();
+                double[] w = window(p, nodes, jobs, windowSeconds);
+                double[] claim = claimStats(p, StatementCounter.delta(p.counter.snapshot(), s0));
+                if (w[2] > 0) {
+                    r.notes.add(p.name() + ", " + nodes + " node(s), run " + rep + ": the backlog of " + jobs
+                            + " ran out after " + String.format(Locale.ROOT, "%.1f", w[1]) + " s of the window");
+                }
+                expectedRate.merge(p.name(), w[0], Math::max);
+                r.throughput.add(new CompareResults.Throughput(
+                        p.name(),
+                        nodes,
+                        rep,
+                        jobs,
+                        enqueueRate,
+                        w[1],
+                        (long) (w[0] * w[1]),
+                        w[0],
+                        false,
+                        claim[0],
+                        claim[1],
+                        0));
+                System.out.printf(
+                        "%-42s %d node(s), run %d: %,7.0f jobs/s over %.1f s (backlog %,d; enqueue %,.0f/s%s)%n",
+                        p.name(),
+                        nodes,
+                        rep,
+                        w[0],
+                        w[1],
+                        jobs,
+                        enqueueRate,
+                        Double.isNaN(claim[0]) ? "" : String.format(Locale.ROOT, ", %.1f jobs per claim", claim[0]));
+                return;
+            }
             Sink.reset(jobs);
             List<StatementCounter.Snapshot> s0 = p.counter.snapshot();
             List<AutoCloseable> started = new ArrayList<>();
@@ -356,17 +535,10 @@ final class Compare {
             long done = capped ? Sink.RUNS.get() : jobs;
             double secs = (end - (first == 0 ? t0 : first)) / 1e9;
             double rate = done / secs;
-            List<StatementCounter.Snapshot> d = StatementCounter.delta(p.counter.snapshot(), s0);
-            double batch = Double.NaN;
-            double claimMs = Double.NaN;
-            for (StatementCounter.Snapshot x : d) {
-                if (p.isClaim(x.label())) {
-                    if (x.label().startsWith("job.claim")) {
-                        batch = x.rowsPerNonEmptyCall();
-                    }
-                    claimMs = x.avgMillis();
-                }
-            }
+            double[] claim = claimStats(p, StatementCounter.delta(p.counter.snapshot(), s0));
+            double batch = claim[0];
+            double claimMs = claim[1];
+            expectedRate.merge(p.name(), rate, Math::max);
             if (!record) {
                 return;
             }
@@ -376,7 +548,7 @@ final class Compare {
                         + " jobs still unfinished 30 s after all had started");
             }
             r.throughput.add(new CompareResults.Throughput(
-                    p.name(), nodes, jobs, enqueueRate, secs, done, rate, capped, batch, claimMs, left));
+                    p.name(), nodes, rep, jobs, enqueueRate, secs, done, rate, capped, batch, claimMs, left));
             System.out.printf(
                     "%-42s %d node(s): %,7.0f jobs/s%s (%,d jobs in %.2f s from the first start; enqueue %,.0f/s%s)%n",
                     p.name(),
@@ -390,13 +562,30 @@ final class Compare {
         }
     }
 
-    private CompareResults.Throughput find(String system, int nodes) {
-        for (CompareResults.Throughput t : r.throughput) {
-            if (t.system().equals(system) && t.nodes() == nodes) {
-                return t;
+    /** Jobs per non-empty claim and the claim statement's mean time in ms (NaN where not seen). */
+    private static double[] claimStats(Peer p, List<StatementCounter.Snapshot> delta) {
+        double batch = Double.NaN;
+        double claimMs = Double.NaN;
+        for (StatementCounter.Snapshot x : delta) {
+            if (p.isClaim(x.label())) {
+                if (x.label().startsWith("job.claim")) {
+                    batch = x.rowsPerNonEmptyCall();
+                }
+                claimMs = x.avgMillis();
             }
         }
-        return null;
+        return new double[] {batch, claimMs};
+    }
+
+    /** The latest recorded run of {@code system} at {@code nodes}. */
+    private CompareResults.Throughput find(String system, int nodes) {
+        CompareResults.Throughput found = null;
+        for (CompareResults.Throughput t : r.throughput) {
+            if (t.system().equals(system) && t.nodes() == nodes) {
+                found = t;
+            }
+        }
+        return found;
     }
 
     static void closeAll(List<AutoCloseable> nodes) {

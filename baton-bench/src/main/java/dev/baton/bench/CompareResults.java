@@ -20,7 +20,13 @@ final class CompareResults {
     double totalSeconds;
     final Map<String, String> systemSettings = new LinkedHashMap<>();
     final Map<String, String> versions = new LinkedHashMap<>();
+    /** shared, or split with the CPUs each side was pinned to. */
+    String cpuLayout = "shared";
+
     final List<Throughput> throughput = new ArrayList<>();
+    /** The best-batch ceiling's sweep. */
+    final List<Sweep> ceilingSweep = new ArrayList<>();
+
     final List<Latency> latency = new ArrayList<>();
     final List<Idle> idle = new ArrayList<>();
     final List<Growth> growth = new ArrayList<>();
@@ -31,6 +37,7 @@ final class CompareResults {
     record Throughput(
             String system,
             int nodes,
+            int rep,
             int jobs,
             double enqueueRate,
             double seconds,
@@ -40,6 +47,9 @@ final class CompareResults {
             double claimBatch,
             double claimMs,
             long left) {}
+
+    /** One point of the best-batch ceiling's sweep. */
+    record Sweep(int nodes, int batch, int seconds, double rate) {}
 
     /** Enqueue-to-start latency of probe jobs, idle or under a background load. */
     record Latency(String system, String mode, int probes, int started, double p50, double p99, double max) {}
@@ -61,22 +71,38 @@ final class CompareResults {
     /** Time to the next run elsewhere (seconds), with the settings it ran with. */
     record Failover(String system, String kind, double seconds, String settings, String note) {}
 
-    double rate(String system, int nodes) {
-        for (Throughput t : throughput) {
-            if (t.system().equals(system) && t.nodes() == nodes) {
-                return t.rate();
-            }
-        }
-        return Double.NaN;
+    /** Every recorded run's rate of {@code system} at {@code nodes}, in ascending order. */
+    double[] rates(String system, int nodes) {
+        return throughput.stream()
+                .filter(t -> t.system().equals(system) && t.nodes() == nodes)
+                .mapToDouble(Throughput::rate)
+                .sorted()
+                .toArray();
     }
 
+    /** The median of the runs of {@code system} at {@code nodes}; NaN if none. */
+    double rate(String system, int nodes) {
+        double[] v = rates(system, nodes);
+        if (v.length == 0) {
+            return Double.NaN;
+        }
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    /** The highest median over the node counts. */
     double bestRate(String system) {
         double best = Double.NaN;
         for (Throughput t : throughput) {
-            if (t.system().equals(system) && (Double.isNaN(best) || t.rate() > best)) {
-                best = t.rate();
+            double m = t.system().equals(system) ? rate(system, t.nodes()) : Double.NaN;
+            if (!Double.isNaN(m) && (Double.isNaN(best) || m > best)) {
+                best = m;
             }
         }
         return best;
+    }
+
+    /** The number of runs per point (the most of any point). */
+    int repetitions() {
+        return throughput.stream().mapToInt(Throughput::rep).max().orElse(0);
     }
 }

@@ -37,6 +37,58 @@ class CompareSmokeTest {
     }
 
     @Test
+    void repeatedWindowsAndTheBestBatchCeilingRecordEveryRunAndReportMedianAndRange() throws Exception {
+        Compare c = Compare.parse(new String[] {
+            "--quick",
+            "--phases",
+            "throughput",
+            "--jobs",
+            "300",
+            "--nodes",
+            "1",
+            "--systems",
+            "baton,ceiling-best",
+            "--repeat",
+            "2",
+            "--window-seconds",
+            "1",
+            "--ceiling-batches",
+            "10,50"
+        });
+        c.maxBacklog = 3_000; // a backlog that runs out within the window: the rate counts up to its last start
+        CompareResults r = new CompareResults();
+        r.startedAt = java.time.Instant.now();
+        r.mode = "test";
+        try (Database db = Database.open(System.getenv("BATON_JDBC_URL"), null)) {
+            c.run(db, r);
+        }
+        assertThat(r.ceilingSweep).extracting(CompareResults.Sweep::batch).containsExactly(10, 50);
+        assertThat(r.throughput).hasSize(4).allSatisfy(t -> {
+            assertThat(t.rate()).as(t.system() + " run " + t.rep()).isPositive();
+            assertThat(t.done()).as(t.system() + " jobs counted").isPositive().isLessThanOrEqualTo(3_000);
+        });
+        assertThat(r.throughput).extracting(CompareResults.Throughput::rep).containsExactly(1, 1, 2, 2);
+        assertThat(r.repetitions()).isEqualTo(2);
+        double[] runs = r.rates("Baton", 1);
+        assertThat(r.rate("Baton", 1)).isEqualTo((runs[0] + runs[1]) / 2);
+        assertThat(CompareReport.markdown(r, c))
+                .contains("| raw-SQL ceiling, best batch |", "(median, range of the runs)", "| batch 10 | batch 50 |");
+    }
+
+    @Test
+    void newThroughputOptionsRefuseBadValues() {
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--cpu-layout", "spread"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--cpu-layout: unknown 'spread' (allowed: shared,split)");
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--ceiling-batches", "10,0"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--ceiling-batches needs a positive integer, but was '0'");
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--repeat", "x"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--repeat needs a positive integer, but was 'x'");
+    }
+
+    @Test
     void latencyProbesAndLoadRateOverrideTheModeAndRefuseNonPositiveValues() {
         Compare c = Compare.parse(new String[] {"--quick", "--latency-probes", "1000", "--load-rate", "4000"});
         assertThat(c.latencyProbes).isEqualTo(1000);

@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * each in one statement, every row fenced by id, attempt token and state, so an attempt that lost its job
  * writes nothing. A batch is whatever was queued when the previous one finished (at most
  * {@value #MAX_BATCH}), so under load one statement records many outcomes and when idle each is
- * recorded at once. Slots are freed (and their claimers woken, once per batch) only after the outcome
- * is recorded or given up on.
+ * recorded at once. An attempt stops counting as in flight on its node (and its claimer is woken, once
+ * per batch) only after the outcome is recorded or given up on; its handler slot was free again as soon as
+ * the handler returned (decision 0027).
  */
 public final class JobCompleter extends Service {
     private static final Logger log = LoggerFactory.getLogger(JobCompleter.class);
@@ -92,7 +93,7 @@ public final class JobCompleter extends Service {
             hooks.reach(Hooks.Points.JOB_OUTCOMES_BEFORE_RECORD);
             recordWithRetries(batch);
         } finally {
-            // Free the slots, then wake each claimer once per batch, not once per job.
+            // Done with these attempts, then wake each claimer once per batch, not once per job.
             List<Notifier.Subscription> wakes = new ArrayList<>(1);
             for (AttemptOutcome o : batch) {
                 if (o.free != null) {

@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * and says when to claim again: at once after a full claim (more are likely ready, so it first waits a
  * moment for half the slots to free up, so that claims come in batches), else after the poll interval
  * (five times longer while LISTEN wakes it for every enqueue). Enqueue notifications and freed slots end
- * its wait early.
+ * its wait early. A slot is free when its handler returns, while the outcome may still wait for the
+ * completer; at most as many attempts as there are slots wait so (decision 0027), so one batch's outcomes
+ * are written while the next batch is claimed.
  */
 public final class JobProducer extends NotifiedService {
     private static final Logger log = LoggerFactory.getLogger(JobProducer.class);
@@ -53,7 +55,14 @@ public final class JobProducer extends NotifiedService {
     /** Which limits apply to this queue's claims (decision 0019); null: none are looked for. */
     private final JobLimits limits;
 
+    /** Handler slots: taken at claim, given back when the handler returns. */
     private final Semaphore slots;
+    /**
+     * At most this many attempts claimed and not yet recorded: every slot busy, and as many outcomes waiting for
+     * the completer. So the next claim need not wait for the last batch's outcomes to be written.
+     */
+    private final int maxInFlight;
+
     private final ExecutorService handlersPool;
     private final AtomicInteger inFlight = new AtomicInteger();
     /** Claimed attempts waiting for a handler thread. */
@@ -105,6 +114,7 @@ public final class JobProducer extends NotifiedService {
         this.binding = binding;
         this.limits = limits;
         this.slots = new Semaphore(concurrency);
+        this.maxInFlight = 2 * concurrency;
         this.claimWhat = "a claim from queue '" + queue + "'";
         this.coalesce = Math.max(1, Math.min(concurrency / 2, 32));
         AtomicInteger n = new AtomicInteger();
@@ -121,18 +131,15 @@ public final class JobProducer extends NotifiedService {
         if (!claiming || !gate.open()) {
             return IDLE_NANOS;
         }
-        int free = slots.availablePermits();
+        int free = free();
         if (more && free < coalesce) {
             // Real time, not the (test-controllable) ticker: a throughput heuristic, not a lease bound.
             long until = System.nanoTime() + CLAIM_COALESCE_NANOS;
             long left;
-            while (claiming
-                    && isRunning()
-                    && (free = slots.availablePermits()) < coalesce
-                    && (left = until - System.nanoTime()) > 0) {
+            while (claiming && isRunning() && (free = free()) < coalesce && (left = until - System.nanoTime()) > 0) {
                 wake.await(left);
             }
-            free = slots.availablePermits();
+            free = free();
         }
         int claimed = 0;
         if (free > 0) {
@@ -257,26 +264,46 @@ public final class JobProducer extends NotifiedService {
             startDrainer();
             boolean handedOver = false;
             try {
-                handedOver = executor.execute(a, () -> free(a, false), wake);
+                handedOver = executor.execute(a, () -> recorded(a, false), wake);
             } catch (RuntimeException e) {
                 log.error("job {} attempt {}: unexpected failure around its handler", a.job.id(), a.job.attempt(), e);
             } catch (Error e) {
                 drainers.decrementAndGet();
-                free(a, true);
+                releaseSlot();
+                recorded(a, true);
                 startDrainer();
                 throw e;
             }
+            releaseSlot();
             if (!handedOver) {
-                free(a, true);
+                recorded(a, true);
             }
         }
     }
 
-    /** The attempt's outcome is recorded (or will never be): its slot is free again. */
-    private void free(RunningAttempt a, boolean signal) {
+    /** Slots a claim may fill now: free handler slots, as far as the attempts not yet recorded allow. */
+    private int free() {
+        return Math.min(slots.availablePermits(), maxInFlight - inFlight.get());
+    }
+
+    /**
+     * The handler has returned: its slot is free for the next claim while its outcome waits to be recorded. Wakes
+     * the producer once, when enough slots are free for a claim worth making (not once per job).
+     */
+    private void releaseSlot() {
+        slots.release();
+        if (slots.availablePermits() == coalesce) {
+            wake.signal();
+        }
+    }
+
+    /**
+     * The attempt's outcome is recorded (or will never be): it no longer counts against {@link #maxInFlight} and
+     * is no longer heartbeated.
+     */
+    private void recorded(RunningAttempt a, boolean signal) {
         running.remove(a.job.id(), a);
         inFlight.decrementAndGet();
-        slots.release();
         if (signal) {
             wake.signal();
         }
@@ -302,12 +329,12 @@ public final class JobProducer extends NotifiedService {
         }
     }
 
-    /** The number of attempts of this queue holding a slot. */
+    /** The number of attempts of this queue claimed and not yet recorded. */
     int inFlight() {
         return inFlight.get();
     }
 
-    /** Waits until no attempt of this queue holds a slot, or until {@code deadlineNanos} on the ticker. */
+    /** Waits until every attempt of this queue is recorded, or until {@code deadlineNanos} on the ticker. */
     public void awaitIdle(long deadlineNanos) {
         wake.signal();
         while (inFlight.get() > 0 && ticker.getAsLong() - deadlineNanos < 0) {
