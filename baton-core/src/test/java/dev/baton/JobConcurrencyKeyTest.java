@@ -107,6 +107,36 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
     }
 
     /**
+     * Why a claim locks twice its limit of candidates while a queue has keyed jobs: two jobs of one key at
+     * the head of the queue take two candidate places, but only one of them can be claimed. With twice the
+     * candidates the claim still fills its limit from behind them; with only as many candidates as its
+     * limit (what the producer uses once its claims come back full and keyless, decision 0027) it comes
+     * back short, and the producer goes back to twice (the short claim is what tells it to).
+     */
+    @Test
+    void aKeyedQueueNeedsTwiceTheCandidatesToFillAClaim() throws Exception {
+        JobStore store = new JobStore(schema);
+        Jobs jobs = jobsClient();
+        long k1 = jobs.enqueue(JobRequest.of("k", new Item("k1")).concurrencyKey("K"))
+                .id();
+        jobs.enqueue(JobRequest.of("k", new Item("k2")).concurrencyKey("K"));
+        long y = jobs.enqueue(JobRequest.of("k", new Item("y"))).id();
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            assertThat(store.claim(c, "default", KINDS, 2, false, LEASE_MS, "n1"))
+                    .as("candidates = limit: K's second job took Y's place")
+                    .extracting(JobStore.Claimed::id)
+                    .containsExactly(k1);
+            c.rollback();
+            assertThat(store.claim(c, "default", KINDS, 2, true, LEASE_MS, "n1"))
+                    .as("candidates = twice the limit")
+                    .extracting(JobStore.Claimed::id)
+                    .containsExactlyInAnyOrder(k1, y);
+            c.rollback();
+        }
+    }
+
+    /**
      * A job whose key is running is skipped by the claim, and the claim still takes the jobs behind it.
      *
      * <p>Protection removed and seen failing: the claim's {@code NOT EXISTS (... running ... same key)}.

@@ -57,11 +57,12 @@ final class Ceiling extends Peer.BatonPeer {
                     Long[] tokens = new Long[b];
                     try {
                         while (!Thread.currentThread().isInterrupted()) {
-                            // As JobStore.claim binds them: queue, kinds, queue, limit*2, limit, job_lease_ms, node_id.
+                            // As JobStore.claim binds them for a keyless queue (decision 0028): queue, kinds, queue,
+                            // candidates = limit, limit, job_lease_ms, node_id.
                             claim.setString(1, QUEUE);
                             claim.setArray(2, kinds);
                             claim.setString(3, QUEUE);
-                            claim.setInt(4, b * 2);
+                            claim.setInt(4, JobsBenchmark.CANDIDATE_FACTOR * b);
                             claim.setInt(5, b);
                             claim.setLong(6, leaseMs);
                             claim.setString(7, "raw-" + i);

@@ -39,7 +39,7 @@ final class Compare {
             "  failover    child processes: SIGKILL / SIGTERM of the node running a singleton task; dead-job rescue",
             "",
             "options:",
-            "  --quick                 about 6 minutes: 20,000 jobs per throughput run (Quartz 3,000), growth up to 10^5",
+            "  --quick                 about 8 minutes: 20,000 jobs per throughput run (Quartz 3,000), growth up to 10^5",
             "  --full                  the long run (default): 50,000 jobs per throughput run (Quartz 10,000), growth up to 10^6",
             "  --jdbc-url URL          an existing database; default: embedded PostgreSQL",
             "  --systems LIST          subset of baton,ceiling,ceiling-best,dbs-fetch,dbs-lock,jobrunr,quartz,shedlock",

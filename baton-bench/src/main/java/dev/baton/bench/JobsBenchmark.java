@@ -36,11 +36,11 @@ final class JobsBenchmark {
     /** Before the idle window: longer than the node heartbeat (5 s) and the claim poll (5 s ± 20 %). */
     static final int IDLE_SETTLE_SECONDS = 8;
     /**
-     * JobStore.claim locks limit × 2 candidate rows (for one-per-concurrency-key picking). An experiment
-     * knob for the ceiling only, not an option: -Dbench.candidateFactor=1 measures what locking just the
-     * rows it takes would save.
+     * Candidate rows per claimed row in the ceiling's claims: 1, as Baton's producer binds them for a queue
+     * whose claims come back full and keyless (decision 0028; 2 while it has keyed jobs). An experiment knob
+     * for the ceiling only, not an option: -Dbench.candidateFactor=2 measures the keyed form.
      */
-    static final int CANDIDATE_FACTOR = Integer.getInteger("bench.candidateFactor", 2);
+    static final int CANDIDATE_FACTOR = Integer.getInteger("bench.candidateFactor", 1);
     /**
      * Experiment knob for the ceiling only: -Dbench.partialIdempotencyIndex=true swaps the full unique index on
      * idempotency_key (which holds a NULL entry for every keyless job, and gets a new one on every non-HOT

@@ -68,7 +68,8 @@ SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys
 -- claim, and none whose key already has a running job; a job whose key is in FIFO order (key_fifo) only
 -- when no older job of its key is still available, waiting or not (index job_waiting_key). Two claimers racing on one key are settled by
 -- the unique index job_running_key: the later one gets a unique violation, claims nothing and retries
--- next poll. :candidates (twice :limit) bounds the rows locked before one per key is picked.
+-- next poll. :candidates bounds the rows locked before one per key is picked: twice :limit, or :limit
+-- while the queue's recent claims came back full and without keyed jobs (decision 0027).
 WITH candidates AS (
     SELECT id, priority, run_at, concurrency_key
       FROM ${schema}.job j

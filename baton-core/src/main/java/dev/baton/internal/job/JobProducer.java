@@ -81,6 +81,11 @@ public final class JobProducer extends NotifiedService {
     private volatile boolean claiming = true;
     /** The last claim filled every free slot. Service thread only. */
     private boolean more;
+    /**
+     * Claims lock twice their limit of candidates, for one job per concurrency key: until a claim comes back
+     * full and without a keyed job, and again as soon as one does not. Service thread only.
+     */
+    private boolean keyed = true;
 
     public JobProducer(
             String queue,
@@ -187,6 +192,7 @@ public final class JobProducer extends NotifiedService {
                                         queue,
                                         gate.kinds(),
                                         free,
+                                        keyed,
                                         config.jobLease().toMillis(),
                                         nodeId)
                                 : List.of());
@@ -209,7 +215,9 @@ public final class JobProducer extends NotifiedService {
             jobs = List.of();
         }
         boolean watchTimeout = false;
+        boolean anyKey = false;
         for (JobStore.Claimed job : jobs) {
+            anyKey |= job.concurrencyKey() != null;
             slots.acquireUninterruptibly();
             inFlight.incrementAndGet();
             RunningAttempt a = new RunningAttempt(job, send, config.jobLease(), db, store, hooks, binding);
@@ -217,6 +225,7 @@ public final class JobProducer extends NotifiedService {
             watchTimeout |= a.hasTimeout;
             ready.add(a);
         }
+        keyed = anyKey || jobs.size() < free;
         if (watchTimeout) {
             heartbeater.wake(); // the heartbeater must watch these timeouts
         }

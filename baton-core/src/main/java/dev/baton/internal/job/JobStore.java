@@ -158,7 +158,8 @@ public final class JobStore {
             long token,
             Long timeoutMs,
             long waitedMs,
-            String metadataJson) {}
+            String metadataJson,
+            String concurrencyKey) {}
 
     // ---------------------------------------------------------------- enqueue
 
@@ -527,14 +528,27 @@ public final class JobStore {
 
     /**
      * Claims up to {@code limit} jobs of the given kinds; empty when none are ready or a racing claim won
-     * a key. One statement, run through {@link Db#callOn} (as it is, or in a transaction of its own).
+     * a key. One statement, run through {@link Db#callOn} (as it is, or in a transaction of its own). Locks
+     * up to twice {@code limit} candidate rows, so that one job per concurrency key can still fill the claim.
      */
     public List<Claimed> claim(Connection c, String queue, String[] kinds, int limit, long jobLeaseMs, String nodeId)
+            throws SQLException {
+        return claim(c, queue, kinds, limit, true, jobLeaseMs, nodeId);
+    }
+
+    /**
+     * As {@link #claim(Connection, String, String[], int, long, String)}; {@code keyed} false locks only
+     * {@code limit} candidate rows, for a queue whose recent jobs had no concurrency key (decision 0027): the
+     * second half would be locked (a WAL record and a heap write each) and skipped by every concurrent
+     * claimer, never claimed.
+     */
+    public List<Claimed> claim(
+            Connection c, String queue, String[] kinds, int limit, boolean keyed, long jobLeaseMs, String nodeId)
             throws SQLException {
         try (SqlCall q = sql.prepare(c, "claim")
                 .setString("queue", queue)
                 .setArray("kinds", "text", kinds)
-                .setInt("candidates", limit * 2)
+                .setInt("candidates", keyed ? limit * 2 : limit)
                 .setInt("limit", limit)
                 .setLong("job_lease_ms", jobLeaseMs)
                 .setString("node_id", nodeId)) {
@@ -593,7 +607,8 @@ public final class JobStore {
                         rs.getLong("attempt_token"),
                         timeoutMs,
                         rs.getLong("waited_ms"),
-                        rs.getString("metadata")));
+                        rs.getString("metadata"),
+                        rs.getString("concurrency_key")));
                 metrics.jobClaimed(
                         queue, rs.getString("kind"), Duration.ofMillis(Math.max(0, rs.getLong("waited_ms"))));
             }

@@ -264,7 +264,8 @@ class JobServicesTest extends DbTest {
                 c.token() + 1000,
                 c.timeoutMs(),
                 c.waitedMs(),
-                c.metadataJson());
+                c.metadataJson(),
+                c.concurrencyKey());
     }
 
     private void exec(String sql) throws SQLException {
