@@ -538,7 +538,7 @@ public final class JobStore {
 
     /**
      * As {@link #claim(Connection, String, String[], int, long, String)}; {@code keyed} false locks only
-     * {@code limit} candidate rows, for a queue whose recent jobs had no concurrency key (decision 0027): the
+     * {@code limit} candidate rows, for a queue whose recent jobs had no concurrency key (decision 0028): the
      * second half would be locked (a WAL record and a heap write each) and skipped by every concurrent
      * claimer, never claimed.
      */
