@@ -53,6 +53,11 @@ final class Compare {
             "  --ceiling-batches LIST  claim batches the best-batch ceiling sweeps (default 10,50,100,200,500)",
             "  --cpu-layout L          shared (default) or split: PostgreSQL pinned to CPU 0, this JVM to the others",
             "                          (taskset; the server must run on this machine)",
+            "  --growth-pending LIST   pending backlogs of the growth phase (default 10000,100000,1000000; --quick",
+            "                          1000,10000,100000); the first is measured again with --growth-finished kept",
+            "  --growth-finished N     finished jobs kept beside the smallest backlog (default 1000000; --quick 100000)",
+            "  --growth-sample N       jobs one node runs per growth measurement (default 10000; --quick 2000);",
+            "                          with --repeat, each loaded backlog is measured that many times",
             "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
             "  --load-rate N           jobs/s of background load during the second latency measurement (default 200)",
             "  --write-report [DIR]    write DIR/compare.md and DIR/compare-*.png (default docs/benchmarks)",
@@ -71,8 +76,12 @@ final class Compare {
     Set<String> phases = new LinkedHashSet<>(ALL_PHASES);
     List<Integer> nodeCounts = new ArrayList<>(List.of(1, 2, 4, 8));
     Integer jobs;
-    /** --latency-probes and --load-rate: override the mode's sizes. */
+    /** --latency-probes, --load-rate and the --growth-* options: override the mode's sizes. */
     Integer probesOption;
+
+    List<Integer> growthPendingOption;
+    Integer growthFinishedOption;
+    Integer growthSampleOption;
 
     Integer loadRateOption;
     int threads = 32;
@@ -144,6 +153,14 @@ final class Compare {
                                 a + ": unknown '" + c.cpuLayout + "' (allowed: " + String.join(",", LAYOUTS) + ")");
                     }
                 }
+                case "--growth-pending" -> {
+                    c.growthPendingOption = new ArrayList<>();
+                    for (String s : value(args, ++i, a, c).split(",")) {
+                        c.growthPendingOption.add(positive(s.strip(), a));
+                    }
+                }
+                case "--growth-finished" -> c.growthFinishedOption = positive(value(args, ++i, a, c), a);
+                case "--growth-sample" -> c.growthSampleOption = positive(value(args, ++i, a, c), a);
                 case "--latency-probes" -> c.probesOption = positive(value(args, ++i, a, c), a);
                 case "--load-rate" -> c.loadRateOption = positive(value(args, ++i, a, c), a);
                 case "--write-report" -> {
@@ -181,6 +198,15 @@ final class Compare {
         }
         if (c.loadRateOption != null) {
             c.loadRate = c.loadRateOption;
+        }
+        if (c.growthPendingOption != null) {
+            c.growthPending = c.growthPendingOption.stream().distinct().toList();
+        }
+        if (c.growthFinishedOption != null) {
+            c.growthFinished = c.growthFinishedOption;
+        }
+        if (c.growthSampleOption != null) {
+            c.growthSample = c.growthSampleOption;
         }
         return c;
     }
@@ -760,12 +786,17 @@ final class Compare {
 
     // ------------------------------------------------------------------ growth
 
+    /**
+     * Each pending backlog alone, then the first again beside {@code growthFinished} finished jobs; each loaded
+     * once and measured {@code repeat} times, one node running a sample of it each time (at most the backlog
+     * divided by repeat + 1, so the last measurement does not run dry).
+     */
     private void growth(Supplier<Peer> s) throws Exception {
         List<long[]> cases = new ArrayList<>();
         for (int pending : growthPending) {
             cases.add(new long[] {pending, 0});
         }
-        cases.add(new long[] {Math.min(growthSample * 5L, growthPending.get(0)), growthFinished});
+        cases.add(new long[] {growthPending.get(0), growthFinished});
         for (long[] cs : cases) {
             try (Peer p = s.get()) {
                 p.install();
@@ -781,43 +812,51 @@ final class Compare {
                     return;
                 }
                 double loadSecs = (System.nanoTime() - e0) / 1e9;
-                db.checkpoint();
-                int sample = (int) Math.min(growthSample, pending);
-                Sink.reset(sample);
-                if (p instanceof Ceiling c) {
-                    c.batch = 16;
-                }
-                List<StatementCounter.Snapshot> s0 = p.counter.snapshot();
-                AutoCloseable node = p.startNode(1);
-                long deadline = System.nanoTime() + capSeconds * 1_000_000_000L;
-                try {
-                    while (Sink.RUNS.get() < sample && System.nanoTime() < deadline) {
-                        Thread.sleep(5);
-                    }
-                } finally {
-                    closeAll(List.of(node));
-                }
-                long first = Sink.FIRST.get();
-                long last = Sink.LAST.get() != 0 ? Sink.LAST.get() : System.nanoTime();
-                long done = Math.min(Sink.RUNS.get(), sample);
-                double rate = done / ((last - first) / 1e9);
-                double claimMs = Double.NaN;
-                String claim = "";
-                for (StatementCounter.Snapshot x : StatementCounter.delta(p.counter.snapshot(), s0)) {
-                    if (p.isClaim(x.label()) && Double.isNaN(claimMs)) {
-                        claimMs = x.avgMillis();
-                        claim = shorten(x.label());
-                    }
-                }
                 String backlog = finished > 0
                         ? String.format("%,d pending + %,d finished", pending, finished)
                         : String.format("%,d pending", pending);
-                r.growth.add(
-                        new CompareResults.Growth(p.name(), backlog, pending, finished, sample, rate, claimMs, claim));
-                System.out.printf(
-                        "%-42s growth %s (loaded in %.1f s): %,.0f jobs/s over %,d jobs, claim %.2f ms [%s]%n",
-                        p.name(), backlog, loadSecs, rate, done, claimMs, claim);
+                int sample = (int) Math.min(growthSample, pending / (repeat + 1));
+                for (int rep = 1; rep <= repeat; rep++) {
+                    db.checkpoint();
+                    CompareResults.Growth g = growthSample(p, backlog, pending, finished, sample);
+                    r.growth.add(g);
+                    System.out.printf(
+                            "%-42s growth %s (loaded in %.1f s), run %d: %,.0f jobs/s over %,d jobs, claim %.2f ms [%s]%n",
+                            p.name(), backlog, loadSecs, rep, g.rate(), sample, g.claimMs(), g.claimStatement());
+                }
             }
         }
+    }
+
+    /** One node started on a loaded backlog until it has run {@code sample} jobs: its rate and claim time. */
+    private CompareResults.Growth growthSample(Peer p, String backlog, long pending, long finished, int sample)
+            throws Exception {
+        Sink.reset(sample);
+        if (p instanceof Ceiling c) {
+            c.batch = 16;
+        }
+        List<StatementCounter.Snapshot> s0 = p.counter.snapshot();
+        AutoCloseable node = p.startNode(1);
+        long deadline = System.nanoTime() + capSeconds * 1_000_000_000L;
+        try {
+            while (Sink.RUNS.get() < sample && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+        } finally {
+            closeAll(List.of(node));
+        }
+        long first = Sink.FIRST.get();
+        long last = Sink.LAST.get() != 0 ? Sink.LAST.get() : System.nanoTime();
+        long done = Math.min(Sink.RUNS.get(), sample);
+        double rate = done / ((last - first) / 1e9);
+        double claimMs = Double.NaN;
+        String claim = "";
+        for (StatementCounter.Snapshot x : StatementCounter.delta(p.counter.snapshot(), s0)) {
+            if (p.isClaim(x.label()) && Double.isNaN(claimMs)) {
+                claimMs = x.avgMillis();
+                claim = shorten(x.label());
+            }
+        }
+        return new CompareResults.Growth(p.name(), backlog, pending, finished, sample, rate, claimMs, claim);
     }
 }

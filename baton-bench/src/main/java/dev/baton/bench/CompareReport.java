@@ -97,11 +97,13 @@ final class CompareReport {
                 .append(c.idleSeconds)
                 .append(" s window; " + "growth: one node, ")
                 .append(String.format(Locale.ROOT, "%,d", c.growthSample))
-                .append(" jobs sampled from the backlog, loaded with plain SQL in the system's own table format.")
+                .append(" jobs sampled from the backlog (at most the backlog / (runs + 1)), ")
+                .append(c.repeat)
+                .append(" run(s) per loaded backlog, loaded with plain SQL in the system's own table format.")
                 .append(
                         c.quick
-                                ? " **Quick mode uses smaller sizes** (growth up to 10^5 pending and 10^5 finished; "
-                                        + "`--full` does 10^6)."
+                                ? " **Quick mode uses smaller sizes** (growth by default up to 10^5 pending and 10^5 "
+                                        + "finished; `--full` does 10^6)."
                                 : "")
                 .append(
                         c.windowSeconds > 0
@@ -274,10 +276,20 @@ final class CompareReport {
                         i.statementsPerSecond() <= 1 ? "yes" : "**no**"));
             }
         }
-        CompareResults.Growth small = null;
-        CompareResults.Growth large = null;
-        for (CompareResults.Growth g : r.growth) {
-            if (g.system().equals(BATON) && g.finished() == 0) {
+        CompareResults.GrowthPoint small = null;
+        CompareResults.GrowthPoint large = null;
+        CompareResults.GrowthPoint kept = null;
+        CompareResults.GrowthPoint twin = null;
+        for (CompareResults.GrowthPoint g : r.growthPoints()) {
+            if (!g.system().equals(BATON)) {
+                continue;
+            }
+            if (g.finished() > 0) {
+                kept = g;
+            } else {
+                if (twin == null) {
+                    twin = g; // the first backlog: the one measured again with finished jobs kept
+                }
                 if (small == null || g.pending() < small.pending()) {
                     small = g;
                 }
@@ -298,6 +310,22 @@ final class CompareReport {
                     small.pending(),
                     x,
                     x <= 1.5 ? "yes" : "**no**"));
+        }
+        if (twin != null && kept != null && kept.pending() == twin.pending()) {
+            double rate = kept.rate() / twin.rate();
+            double claim = kept.claimMs() / twin.claimMs();
+            md.append(String.format(
+                    Locale.ROOT,
+                    "| with %,d finished jobs kept: jobs/s and claim latency within 10 %% of none kept | %,.0f vs "
+                            + "%,.0f jobs/s = %.2f×; claim %.2f vs %.2f ms = %.2f× | %s |%n",
+                    kept.finished(),
+                    kept.rate(),
+                    twin.rate(),
+                    rate,
+                    kept.claimMs(),
+                    twin.claimMs(),
+                    claim,
+                    rate >= 0.9 && claim <= 1.1 ? "yes" : "**no**"));
         }
     }
 
@@ -486,17 +514,22 @@ final class CompareReport {
         if (r.growth.isEmpty()) {
             return;
         }
-        md.append(
-                "\n## Growth: one node with a large backlog or a large history\n\n| system | backlog | jobs/s | claim "
-                        + "statement ms (avg) | statement |\n|---|---|---|---|---|\n");
-        for (CompareResults.Growth g : r.growth) {
+        md.append("\n## Growth: one node with a large backlog or a large history\n\n| system | backlog | runs | "
+                + "jobs/s, median (range) | claim statement ms, median of the runs' averages (range) | statement |\n"
+                + "|---|---|---|---|---|---|\n");
+        for (CompareResults.GrowthPoint g : r.growthPoints()) {
             md.append(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %,.0f | %.2f | `%s` |%n",
+                    "| %s | %s | %d | %,.0f (%,.0f–%,.0f) | %.2f (%.2f–%.2f) | `%s` |%n",
                     g.system(),
                     g.backlog(),
+                    g.runs(),
                     g.rate(),
+                    g.rateMin(),
+                    g.rateMax(),
                     g.claimMs(),
+                    g.claimMin(),
+                    g.claimMax(),
                     g.claimStatement().replace("|", "\\|")));
         }
         md.append("\n![growth](compare-growth.png)\n");
@@ -576,16 +609,17 @@ final class CompareReport {
         }
         if (!r.growth.isEmpty()) {
             CategoryChart ch = chart("Growth: one node's jobs/s with a backlog / history", "", "jobs/s");
+            List<CompareResults.GrowthPoint> points = r.growthPoints();
             List<String> backlogs = new ArrayList<>(new LinkedHashSet<>(
-                    r.growth.stream().map(CompareResults.Growth::backlog).toList()));
+                    points.stream().map(CompareResults.GrowthPoint::backlog).toList()));
             Set<String> sys = new LinkedHashSet<>();
-            r.growth.forEach(g -> sys.add(g.system()));
+            points.forEach(g -> sys.add(g.system()));
             for (String s : sys) {
                 List<Double> ys = new ArrayList<>();
                 for (String b : backlogs) {
-                    ys.add(r.growth.stream()
+                    ys.add(points.stream()
                             .filter(g -> g.system().equals(s) && g.backlog().equals(b))
-                            .mapToDouble(CompareResults.Growth::rate)
+                            .mapToDouble(CompareResults.GrowthPoint::rate)
                             .findFirst()
                             .orElse(0));
                 }

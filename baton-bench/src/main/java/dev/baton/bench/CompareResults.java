@@ -82,11 +82,7 @@ final class CompareResults {
 
     /** The median of the runs of {@code system} at {@code nodes}; NaN if none. */
     double rate(String system, int nodes) {
-        double[] v = rates(system, nodes);
-        if (v.length == 0) {
-            return Double.NaN;
-        }
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+        return median(rates(system, nodes));
     }
 
     /** The highest median over the node counts. */
@@ -99,6 +95,59 @@ final class CompareResults {
             }
         }
         return best;
+    }
+
+    /** The growth runs of one system and backlog: median and range of jobs/s and of the claim statement's time. */
+    record GrowthPoint(
+            String system,
+            String backlog,
+            long pending,
+            long finished,
+            int runs,
+            double rate,
+            double rateMin,
+            double rateMax,
+            double claimMs,
+            double claimMin,
+            double claimMax,
+            String claimStatement) {}
+
+    /** The growth runs grouped by system and backlog, in the order they ran. */
+    List<GrowthPoint> growthPoints() {
+        java.util.Map<List<String>, List<Growth>> groups = new java.util.LinkedHashMap<>();
+        for (Growth g : growth) {
+            groups.computeIfAbsent(List.of(g.system(), g.backlog()), k -> new ArrayList<>())
+                    .add(g);
+        }
+        List<GrowthPoint> out = new ArrayList<>();
+        for (List<Growth> runs : groups.values()) {
+            double[] rate = runs.stream().mapToDouble(Growth::rate).sorted().toArray();
+            double[] claim = runs.stream().mapToDouble(Growth::claimMs).sorted().toArray();
+            Growth g = runs.get(0);
+            out.add(new GrowthPoint(
+                    g.system(),
+                    g.backlog(),
+                    g.pending(),
+                    g.finished(),
+                    runs.size(),
+                    median(rate),
+                    rate[0],
+                    rate[rate.length - 1],
+                    median(claim),
+                    claim[0],
+                    claim[claim.length - 1],
+                    g.claimStatement()));
+        }
+        return out;
+    }
+
+    /** The median of sorted values (the mean of the middle two for an even count); NaN if none. */
+    static double median(double[] sorted) {
+        if (sorted.length == 0) {
+            return Double.NaN;
+        }
+        int m = sorted.length / 2;
+        return sorted.length % 2 == 1 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
     }
 
     /** The number of runs per point (the most of any point). */

@@ -12,6 +12,11 @@ record FilledTableBench(String jdbcUrl, int jobs, int runs, boolean keep) {
 
     /** Parses {@code args}, opens the database, prints {@code title} and the machine, runs {@code body}; an exit code. */
     static int main(String[] args, String title, String usage, int defaultRuns, Body body) {
+        return main(args, title, usage, defaultRuns, Integer.MAX_VALUE, body);
+    }
+
+    /** As above, refusing more than {@code maxRuns} runs before anything is opened. */
+    static int main(String[] args, String title, String usage, int defaultRuns, int maxRuns, Body body) {
         String jdbcUrl = null;
         int jobs = 1_000_000;
         int runs = defaultRuns;
@@ -30,6 +35,9 @@ record FilledTableBench(String jdbcUrl, int jobs, int runs, boolean keep) {
                     }
                     default -> throw new IllegalArgumentException("unknown option '" + a + "'");
                 }
+            }
+            if (runs > maxRuns) {
+                throw new IllegalArgumentException("--runs must be at most " + maxRuns + ", but was " + runs);
             }
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage() + "\n\n" + usage);

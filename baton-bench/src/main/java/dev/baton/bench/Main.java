@@ -32,6 +32,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("enqueue")) {
             return EnqueueBench.main(Arrays.copyOfRange(args, 1, args.length));
         }
+        if (args.length > 0 && args[0].equals("prune")) {
+            return PruneBench.main(Arrays.copyOfRange(args, 1, args.length));
+        }
         if (args.length > 0 && args[0].equals("middleware")) {
             return MiddlewareBench.main(Arrays.copyOfRange(args, 1, args.length));
         }
@@ -43,7 +46,7 @@ public final class Main {
         }
         if (!args[0].equals("jobs")) {
             System.err.println("unknown benchmark '" + args[0]
-                    + "' (jobs, compare, enqueue, middleware, admin or console)\n\n" + Options.USAGE);
+                    + "' (jobs, compare, enqueue, prune, middleware, admin or console)\n\n" + Options.USAGE);
             return 2;
         }
         Options o;

@@ -76,6 +76,57 @@ class CompareSmokeTest {
     }
 
     @Test
+    void growthMeasuresEachLoadedBacklogRepeatedlyAndTheFirstAgainWithFinishedJobsKept() throws Exception {
+        Compare c = Compare.parse(new String[] {
+            "--quick",
+            "--phases",
+            "growth",
+            "--systems",
+            "baton",
+            "--growth-pending",
+            "600,300",
+            "--growth-finished",
+            "2000",
+            "--growth-sample",
+            "500",
+            "--repeat",
+            "2"
+        });
+        CompareResults r = new CompareResults();
+        r.startedAt = java.time.Instant.now();
+        r.mode = "test";
+        try (Database db = Database.open(System.getenv("BATON_JDBC_URL"), null)) {
+            c.run(db, r);
+        }
+        // Each backlog measured twice, on samples of at most a third of it, so the second run does not run dry.
+        assertThat(r.growth)
+                .extracting(CompareResults.Growth::backlog, CompareResults.Growth::sample)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("600 pending", 200),
+                        org.assertj.core.groups.Tuple.tuple("600 pending", 200),
+                        org.assertj.core.groups.Tuple.tuple("300 pending", 100),
+                        org.assertj.core.groups.Tuple.tuple("300 pending", 100),
+                        org.assertj.core.groups.Tuple.tuple("600 pending + 2,000 finished", 200),
+                        org.assertj.core.groups.Tuple.tuple("600 pending + 2,000 finished", 200));
+        assertThat(r.growth).allSatisfy(g -> {
+            assertThat(g.rate()).as(g.backlog()).isPositive();
+            assertThat(g.claimMs()).as(g.backlog()).isPositive();
+        });
+        assertThat(r.growthPoints())
+                .hasSize(3)
+                .allSatisfy(p -> assertThat(p.runs()).isEqualTo(2));
+        assertThat(CompareReport.markdown(r, c))
+                .contains(
+                        "| Baton | 600 pending + 2,000 finished | 2 |",
+                        "| with 2,000 finished jobs kept: jobs/s and claim latency within 10 % of none kept |",
+                        "at 600 vs",
+                        "at 300 pending");
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--growth-pending", "10,-1"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--growth-pending needs a positive integer, but was '-1'");
+    }
+
+    @Test
     void newThroughputOptionsRefuseBadValues() {
         assertThatThrownBy(() -> Compare.parse(new String[] {"--cpu-layout", "spread"}))
                 .isInstanceOf(IllegalArgumentException.class)
