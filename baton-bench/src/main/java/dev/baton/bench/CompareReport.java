@@ -97,7 +97,8 @@ final class CompareReport {
                 .append(c.idleSeconds)
                 .append(" s window; " + "growth: one node, ")
                 .append(String.format(Locale.ROOT, "%,d", c.growthSample))
-                .append(" jobs sampled from the backlog (at most the backlog / (runs + 1)), ")
+                .append(
+                        " jobs sampled from the backlog (at most the backlog / (runs + 2)) after one unrecorded warm-up sample, ")
                 .append(c.repeat)
                 .append(" run(s) per loaded backlog, loaded with plain SQL in the system's own table format.")
                 .append(

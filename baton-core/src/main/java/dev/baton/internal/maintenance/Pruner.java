@@ -9,7 +9,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps the job, lease, node and schedule tables bounded by their retention: a pass at the start of each
  * maintenance term and then every {@link Maintenance#PRUNE_INTERVAL}, each table in bounded batches
- * ({@link Maintenance#pruneOnce}). A failed pass is tried again after the rescue interval.
+ * ({@link Maintenance#pruneOnce}); after {@link Maintenance#PRUNE_CATCH_UP} instead while a pass ends with more
+ * due. A failed pass is tried again after the rescue interval.
  */
 public final class Pruner extends Service {
     private static final Logger log = LoggerFactory.getLogger(Pruner.class);
@@ -28,7 +29,7 @@ public final class Pruner extends Service {
             if (pruned.total() > 0) {
                 log.debug("pruned {}", pruned);
             }
-            return Maintenance.PRUNE_INTERVAL.toNanos();
+            return pruned.more() ? Maintenance.PRUNE_CATCH_UP.toNanos() : Maintenance.PRUNE_INTERVAL.toNanos();
         } catch (SQLException | RuntimeException e) {
             log.warn("pruning failed, retrying in {}: {}", work.pace(), e.getMessage());
             return work.pace().toNanos();

@@ -150,6 +150,33 @@ class MaintenanceServicesTest extends DbTest {
         assertThat(new Pruner(web, clock::get).runOnce()).isEqualTo(Maintenance.PRUNE_INTERVAL.toNanos());
     }
 
+    /**
+     * A backlog of expired finished jobs larger than one prune run removes ({@value Maintenance#MAX_PRUNE_BATCHES}
+     * batches of {@value Maintenance#BATCH}) is pruned run after run with a short pause, not one run a minute,
+     * which would cap pruning at 333 finished jobs/s however many finish (docs/benchmarks/retention.md).
+     * Protection removed and seen failing: {@code Pruner.runOnce} returning PRUNE_INTERVAL after a full run: the
+     * first run's next pass was a minute away.
+     */
+    @Test
+    void aPruneRunThatEndsWithMoreDueRunsAgainAfterTheCatchUpPause() throws Exception {
+        int due = Maintenance.BATCH * Maintenance.MAX_PRUNE_BATCHES + 1;
+        try (Connection c = pool.getConnection()) {
+            Jdbc.execute(
+                    c,
+                    "INSERT INTO " + schema + ".job (queue, kind, payload, priority, state, run_at, max_attempts, "
+                            + "attempt, finished_at) SELECT 'default', 'k', '{}', 50, 'succeeded', now(), 1, 1, "
+                            + "now() - interval '400 days' FROM generate_series(1, " + due + ")");
+        }
+        Maintenance node = maintenance(WORKER.build(), "pruner");
+        Pruner pruner = new Pruner(node, System::nanoTime);
+        assertThat(pruner.runOnce()).as("next run after a full one").isEqualTo(Maintenance.PRUNE_CATCH_UP.toNanos());
+        assertThat(count("SELECT count(*) FROM " + schema + ".job")).isEqualTo(1);
+        assertThat(pruner.runOnce())
+                .as("next run after one that found less than a full run")
+                .isEqualTo(Maintenance.PRUNE_INTERVAL.toNanos());
+        assertThat(count("SELECT count(*) FROM " + schema + ".job")).isZero();
+    }
+
     /** A live node row of a worker that handles {@code kind} and declares its job settings. */
     private void insertLiveWorkerNode(String id, String kind, long unhandledKindTimeoutMs) throws Exception {
         try (Connection c = pool.getConnection()) {
