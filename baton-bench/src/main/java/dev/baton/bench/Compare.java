@@ -55,7 +55,7 @@ final class Compare {
             "                          (taskset; the server must run on this machine)",
             "  --growth-pending LIST   pending backlogs of the growth phase (default 10000,100000,1000000; --quick",
             "                          1000,10000,100000); the first is measured again with --growth-finished kept",
-            "  --growth-finished N     finished jobs kept beside the smallest backlog (default 1000000; --quick 100000)",
+            "  --growth-finished N     finished jobs kept beside the first backlog (default 1000000; --quick 100000)",
             "  --growth-sample N       jobs one node runs per growth measurement (default 10000; --quick 2000);",
             "                          with --repeat, each loaded backlog is measured that many times",
             "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
