@@ -158,7 +158,7 @@ class MaintenanceServicesTest extends DbTest {
      * first run's next pass was a minute away.
      */
     @Test
-    void aPruneRunThatEndsWithMoreDueRunsAgainAfterTheCatchUpPause() throws Exception {
+    void E06_aPruneRunThatEndsWithMoreDueRunsAgainAfterTheCatchUpPause() throws Exception {
         int due = Maintenance.BATCH * Maintenance.MAX_PRUNE_BATCHES + 1;
         try (Connection c = pool.getConnection()) {
             Jdbc.execute(
