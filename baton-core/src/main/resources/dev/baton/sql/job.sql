@@ -162,16 +162,17 @@ SELECT id FROM ${schema}.job WHERE id = :id AND attempt_token = :token AND state
 -- failed after its last attempt (or when not retryable), or cancelled when cancellation was
 -- requested (also when a retryable failure raced a cancel request not yet delivered by a heartbeat:
 -- such a job is not retried). Per attempt: its error (json text), its retry delay (null: no retry) and its
--- outcome ('retry' | 'fail' | 'cancel'). Runs after lock_attempts, in its transaction.
+-- outcome ('retry' | 'fail' | 'cancel'). Runs after lock_attempts, in its transaction. One instant,
+-- statement_timestamp(), is the error's time and the base of its retry delay.
 UPDATE ${schema}.job j
    SET state = CASE WHEN t.outcome = 'cancel' OR (t.outcome = 'retry' AND j.cancel_requested) THEN 'cancelled'
                     WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts THEN 'available'
                     ELSE 'failed' END,
        run_at = CASE WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts AND NOT j.cancel_requested
-                     THEN clock_timestamp() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
+                     THEN statement_timestamp() + t.delay_ms * interval '1 millisecond' ELSE j.run_at END,
        finished_at = CASE WHEN t.outcome = 'retry' AND j.attempt < j.max_attempts AND NOT j.cancel_requested
-                          THEN NULL ELSE clock_timestamp() END,
-       errors = j.errors || jsonb_build_array(t.error::jsonb || jsonb_build_object('at', clock_timestamp())),
+                          THEN NULL ELSE statement_timestamp() END,
+       errors = j.errors || jsonb_build_array(t.error::jsonb || jsonb_build_object('at', statement_timestamp())),
        attempt_token = NULL, lease_expires_at = NULL
   FROM unnest(:ids::bigint[], :tokens::bigint[], :errors::text[], :delays_ms::bigint[], :outcomes::text[])
        AS t(id, token, error, delay_ms, outcome)
