@@ -160,4 +160,58 @@ class SchemaMigratorTest extends DbTest {
         String sql = Sql.resource("schema/" + SchemaMigrator.SCRIPTS.get(0));
         assertThat(sql).contains("${schema}.lease").doesNotContain("baton.");
     }
+
+    /**
+     * The job table's queue check (schema version 13's cheaper form) accepts exactly the names the API accepts:
+     * plain SQL writing a job is held to the same rule as {@link JobRequest#QUEUE_NAME}.
+     *
+     * <p>Protection removed and seen failing: {@code AND length(queue) <= 63} left out of V13's check: the
+     * 64-character name was stored.
+     */
+    @Test
+    void theDatabaseAcceptsExactlyTheQueueNamesTheApiAccepts() throws Exception {
+        String fresh = PG.freshSchemaName();
+        try {
+            Baton.migrate(pool, fresh);
+            List<String> names = List.of(
+                    "a",
+                    "default",
+                    "a.b_c-9",
+                    "0",
+                    "a".repeat(63), // accepted
+                    "",
+                    "A",
+                    "-a",
+                    ".a",
+                    "_a",
+                    "a b",
+                    "a/b",
+                    "caf\u00e9",
+                    "a\n",
+                    "a".repeat(64)); // refused
+            try (Connection c = pool.getConnection()) {
+                c.setAutoCommit(true);
+                for (String name : names) {
+                    boolean api = JobRequest.QUEUE_NAME.matcher(name).matches();
+                    boolean db;
+                    try (var ps = c.prepareStatement("INSERT INTO " + fresh
+                            + ".job (queue, kind, payload, priority, state, run_at, max_attempts)"
+                            + " VALUES (?, 'k', '{}', 0, 'available', now(), 1)")) {
+                        ps.setString(1, name);
+                        ps.executeUpdate();
+                        db = true;
+                    } catch (java.sql.SQLException e) {
+                        assertThat(e.getSQLState()).as("refusal of %s", name).isEqualTo("23514");
+                        db = false;
+                    }
+                    assertThat(db).as("the database on queue name '%s'", name).isEqualTo(api);
+                }
+            }
+            assertThat(names.stream()
+                            .filter(n -> JobRequest.QUEUE_NAME.matcher(n).matches()))
+                    .hasSize(5);
+        } finally {
+            PG.dropSchema(fresh);
+        }
+    }
 }

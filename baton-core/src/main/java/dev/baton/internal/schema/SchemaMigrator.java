@@ -36,7 +36,8 @@ public final class SchemaMigrator {
             "V9__job_uniqueness.sql",
             "V10__runtime_schedules.sql",
             "V11__key_order.sql",
-            "V12__operator_controls.sql");
+            "V12__operator_controls.sql",
+            "V13__cheaper_queue_check.sql");
 
     public static final int CURRENT_VERSION = SCRIPTS.size();
     /**
@@ -46,7 +47,7 @@ public final class SchemaMigrator {
      * read by code of version 5 and later: code before version 5 refuses any newer schema, and version 5
      * itself needs version 5 code (older code would create a pruned lease again at generation 1).
      */
-    public static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5);
+    public static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5);
 
     private SchemaMigrator() {}
 
