@@ -1,4 +1,5 @@
--- Statements on ${schema}.job. Times are the database's clock_timestamp(); durations are bound as
+-- Statements on ${schema}.job. Times are the database's clock_timestamp() (statement_timestamp() in fail,
+-- where one instant is both the error's time and the base of the retry delay); durations are bound as
 -- milliseconds. Every statement that changes a running attempt matches id AND attempt_token AND
 -- state = 'running': a stale attempt (rescued, re-claimed elsewhere) can change nothing.
 -- Statements given a batch of attempts say it as (j.state = 'running') IS TRUE, the same test for a NOT NULL
@@ -8,6 +9,9 @@
 -- vacuum, so each batch walked all of them (complete: 8 ms per batch of 10 at 200,000 jobs instead of 0.2).
 -- JobPlansTest checks the plans.
 -- Parameters are named (:name); see Sql.
+-- Idempotency keys: every statement names the predicate idempotency_key IS NOT NULL (ON CONFLICT, the key
+-- lookup), so it works both with the unique constraint on the column and with a unique index on the keys
+-- alone, which a later schema version puts in its place (decision 0030; JobIdempotencyNextIndexTest).
 
 -- name: enqueue
 -- One job; a duplicate idempotency key inserts nothing (the caller then looks the key up). The
@@ -18,7 +22,7 @@ WITH ins AS (
     VALUES (:queue, :kind, :payload::jsonb, :priority, 'available',
             coalesce(:run_at::timestamptz, clock_timestamp()) + :delay_ms * interval '1 millisecond',
             :max_attempts, :timeout_ms, :concurrency_key, :key_fifo, :idempotency_key, :metadata::jsonb)
-    ON CONFLICT (idempotency_key) DO NOTHING
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id, queue
 )
 SELECT id, pg_notify(:channel, queue) IS NULL AS notified FROM ins
@@ -38,7 +42,7 @@ WITH input AS (
            coalesce(run_at, clock_timestamp()) + delay_ms * interval '1 millisecond',
            max_attempts, timeout_ms, concurrency_key, key_fifo, idempotency_key, metadata::jsonb
       FROM input ORDER BY ord
-    ON CONFLICT (idempotency_key) DO NOTHING
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id, queue, idempotency_key
 ), notified AS (
     SELECT pg_notify(:channel, q) FROM (SELECT DISTINCT queue AS q FROM ins) d
@@ -59,7 +63,7 @@ COPY ${schema}.job (id, queue, kind, payload, priority, state, run_at, max_attem
 SELECT count(pg_notify(:channel, q)) FROM unnest(:queues::text[]) AS q
 
 -- name: find_by_keys
-SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys::text[])
+SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys::text[]) AND idempotency_key IS NOT NULL
 
 -- name: claim
 -- Claims up to :limit ready jobs of a queue as new attempts: FOR UPDATE SKIP LOCKED so claimers
@@ -514,7 +518,7 @@ WITH ins AS (
     VALUES (:queue, :kind, :payload::jsonb, :priority, 'available',
             coalesce(:run_at::timestamptz, clock_timestamp()) + :delay_ms * interval '1 millisecond',
             :max_attempts, :timeout_ms, :concurrency_key, :key_fifo, :idempotency_key, :metadata::jsonb)
-    ON CONFLICT (idempotency_key) DO NOTHING
+    ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id, queue
 ), keyed AS (
     UPDATE ${schema}.job_unique u SET job_id = ins.id FROM ins WHERE u.unique_key = :unique_key RETURNING u.job_id

@@ -1,0 +1,90 @@
+package dev.baton;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.baton.internal.db.Identifiers;
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.db.Sql;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Idempotency keys under the index a later schema version puts in place of today's unique constraint: a unique
+ * index on idempotency_key only where a key is set, so that a keyless job (most jobs) adds no index entry
+ * (decision 0030). A node whose statements say {@code ON CONFLICT (idempotency_key)} without that predicate
+ * fails under such an index, so this version's statements name it, and this test runs them there: every enqueue
+ * path still returns the job already holding a key, and the key lookup still reads the index in the plan the
+ * server makes for a prepared statement (generic), where it cannot infer the predicate from the array of keys.
+ *
+ * <p>Protections removed and seen failing: the predicate left out of the ON CONFLICT clauses ("there is no unique
+ * or exclusion constraint matching the ON CONFLICT specification"); {@code AND idempotency_key IS NOT NULL}
+ * left out of find_by_keys (its generic plan: a sequential scan of the job table).
+ */
+class JobIdempotencyNextIndexTest extends DbTest {
+    record Item(String name) {}
+
+    @Test
+    void everyEnqueuePathFindsTheKeyUnderAUniqueIndexOnTheKeysAlone() throws Exception {
+        String table = Identifiers.schema(schema) + ".job";
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(true);
+            Jdbc.execute(c, "ALTER TABLE " + table + " DROP CONSTRAINT job_idempotency_key_key");
+            Jdbc.execute(
+                    c,
+                    "CREATE UNIQUE INDEX job_idempotency ON " + table
+                            + " (idempotency_key) WHERE idempotency_key IS NOT NULL");
+        }
+        Jobs jobs =
+                Baton.builder(appPool).schema(schema).nodeId("client").build().jobs();
+
+        EnqueueResult first = jobs.enqueue(JobRequest.of("k", new Item("a")).idempotencyKey("key-1"));
+        assertThat(first.created()).isTrue();
+        EnqueueResult again = jobs.enqueue(JobRequest.of("k", new Item("b")).idempotencyKey("key-1"));
+        assertThat(again.created()).isFalse();
+        assertThat(again.id()).isEqualTo(first.id());
+
+        List<EnqueueResult> batch = jobs.enqueueAll(List.of(
+                JobRequest.of("k", new Item("c")).idempotencyKey("key-2"),
+                JobRequest.of("k", new Item("d")).idempotencyKey("key-1"),
+                JobRequest.of("k", new Item("e"))));
+        assertThat(batch).extracting(EnqueueResult::created).containsExactly(true, false, true);
+        assertThat(batch.get(1).id()).isEqualTo(first.id());
+
+        try (Connection tx = appPool.getConnection()) {
+            tx.setAutoCommit(false);
+            EnqueueResult inTx =
+                    jobs.enqueue(tx, JobRequest.of("k", new Item("f")).idempotencyKey("key-2"));
+            List<EnqueueResult> allInTx = jobs.enqueueAll(
+                    tx, List.of(JobRequest.of("k", new Item("g")).idempotencyKey("key-1")));
+            tx.commit();
+            assertThat(inTx.created()).isFalse();
+            assertThat(inTx.id()).isEqualTo(batch.get(0).id());
+            assertThat(allInTx).singleElement().satisfies(r -> {
+                assertThat(r.created()).isFalse();
+                assertThat(r.id()).isEqualTo(first.id());
+            });
+        }
+        assertThat(count("SELECT count(*) FROM " + table)).isEqualTo(3);
+
+        Sql job = Sql.load("job.sql", Identifiers.schema(schema));
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false);
+            Jdbc.execute(c, "SET LOCAL plan_cache_mode = force_generic_plan");
+            Jdbc.execute(c, "SET LOCAL enable_seqscan = off");
+            try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + job.get("find_by_keys"))) {
+                ps.setArray(1, c.createArrayOf("text", new String[] {"key-1", "key-2"}));
+                StringBuilder plan = new StringBuilder();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        plan.append(rs.getString(1)).append('\n');
+                    }
+                }
+                assertThat(plan.toString()).contains("job_idempotency").doesNotContain("Seq Scan");
+            }
+            c.rollback();
+        }
+    }
+}
