@@ -17,11 +17,12 @@ import org.junit.jupiter.api.Test;
  * (decision 0030). A node whose statements say {@code ON CONFLICT (idempotency_key)} without that predicate
  * fails under such an index, so this version's statements name it, and this test runs them there: every enqueue
  * path still returns the job already holding a key, and the key lookup still reads the index in the plan the
- * server makes for a prepared statement (generic), where it cannot infer the predicate from the array of keys.
+ * server makes for a prepared statement (generic).
  *
- * <p>Protections removed and seen failing: the predicate left out of the ON CONFLICT clauses ("there is no unique
- * or exclusion constraint matching the ON CONFLICT specification"); {@code AND idempotency_key IS NOT NULL}
- * left out of find_by_keys (its generic plan: a sequential scan of the job table).
+ * <p>Protection removed and seen failing: the predicate left out of the ON CONFLICT clauses ("there is no unique
+ * or exclusion constraint matching the ON CONFLICT specification"). find_by_keys names the predicate as well;
+ * PostgreSQL 15 and 18 infer it from {@code = ANY} alone (with it removed, the generic plan still read the
+ * index), so there it only makes the plan independent of that inference.
  */
 class JobIdempotencyNextIndexTest extends DbTest {
     record Item(String name) {}
