@@ -214,4 +214,125 @@ class SchemaMigratorTest extends DbTest {
             PG.dropSchema(fresh);
         }
     }
+
+    /**
+     * Schema version 14 moves the idempotency key's uniqueness from a constraint to an index on the keys alone,
+     * on a table that already holds keyed and keyless jobs, and an invalid index of the same name (what an
+     * interrupted {@code CREATE INDEX CONCURRENTLY} leaves, here on the wrong column) is replaced rather than
+     * trusted: after the migration a duplicate key is refused, keyless jobs are not.
+     *
+     * <p>Protection removed and seen failing: V14's DO block (the check of an existing index's validity and
+     * definition): the leftover stayed, the constraint went, and the duplicate key was stored.
+     */
+    @Test
+    void version14HoldsTheKeysUniqueThroughAnIndexAndReplacesAnInvalidOne() throws Exception {
+        String fresh = PG.freshSchemaName();
+        try {
+            SchemaMigrator.migrate(pool, fresh, 13);
+            try (Connection c = pool.getConnection()) {
+                c.setAutoCommit(true);
+                Jdbc.execute(
+                        c,
+                        "INSERT INTO " + fresh + ".job (queue, kind, payload, priority, state, run_at, "
+                                + "max_attempts, idempotency_key) SELECT 'q1', 'k', '{}', 0, 'available', now(), 1, "
+                                + "CASE WHEN i % 2 = 0 THEN 'key-' || i END FROM generate_series(1, 10) i");
+                // Two keyed jobs share queue q1, so this unique build fails and leaves an invalid index behind.
+                assertThatThrownBy(() -> Jdbc.execute(
+                                c,
+                                "CREATE UNIQUE INDEX CONCURRENTLY job_idempotency_key ON " + fresh
+                                        + ".job (queue) WHERE idempotency_key IS NOT NULL"))
+                        .hasMessageContaining("could not create unique index");
+            }
+            assertThat(count("SELECT count(*) FROM pg_index WHERE indexrelid = to_regclass('" + fresh
+                            + ".job_idempotency_key') AND NOT indisvalid"))
+                    .as("the invalid leftover, before")
+                    .isOne();
+
+            MigrationResult r = Baton.migrate(pool, fresh);
+            assertThat(r.applied()).containsExactly("V14__idempotency_index_on_keys.sql");
+
+            assertThat(count("SELECT count(*) FROM " + fresh + ".job")).isEqualTo(10);
+            try (Connection c = pool.getConnection()) {
+                c.setAutoCommit(true);
+                String insert = "INSERT INTO " + fresh + ".job (queue, kind, payload, priority, state, run_at, "
+                        + "max_attempts, idempotency_key) VALUES ('q2', 'k', '{}', 0, 'available', now(), 1, ?)";
+                assertThatThrownBy(() -> {
+                            try (var ps = c.prepareStatement(insert)) {
+                                ps.setString(1, "key-4");
+                                ps.executeUpdate();
+                            }
+                        })
+                        .isInstanceOfSatisfying(
+                                java.sql.SQLException.class,
+                                e -> assertThat(e.getSQLState()).isEqualTo("23505"));
+                for (int i = 0; i < 2; i++) {
+                    try (var ps = c.prepareStatement(insert)) {
+                        ps.setString(1, null);
+                        assertThat(ps.executeUpdate()).as("a keyless job").isOne();
+                    }
+                }
+            }
+            assertThat(indexDefinition(fresh))
+                    .endsWith("USING btree (idempotency_key) WHERE (idempotency_key IS NOT NULL)");
+            assertThat(count("SELECT count(*) FROM pg_constraint WHERE conrelid = '" + fresh + ".job'::regclass"
+                            + " AND contype = 'u'"))
+                    .as("the unique constraint is gone")
+                    .isZero();
+        } finally {
+            PG.dropSchema(fresh);
+        }
+    }
+
+    /**
+     * The way to skip the write-blocking build on a large job table: the index built beforehand with the
+     * statement in V14's header (concurrently, writes going on) is kept, not built again.
+     */
+    @Test
+    void version14KeepsTheIndexAnOperatorBuiltConcurrentlyBeforehand() throws Exception {
+        String fresh = PG.freshSchemaName();
+        try {
+            SchemaMigrator.migrate(pool, fresh, 13);
+            try (Connection c = pool.getConnection()) {
+                c.setAutoCommit(true);
+                Jdbc.execute(
+                        c,
+                        "CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS job_idempotency_key ON " + fresh
+                                + ".job (idempotency_key) WHERE idempotency_key IS NOT NULL");
+            }
+            long before = count("SELECT to_regclass('" + fresh + ".job_idempotency_key')::oid::bigint");
+
+            Baton.migrate(pool, fresh);
+
+            assertThat(count("SELECT to_regclass('" + fresh + ".job_idempotency_key')::oid::bigint"))
+                    .as("the same index")
+                    .isEqualTo(before);
+            assertThat(count("SELECT count(*) FROM pg_constraint WHERE conrelid = '" + fresh + ".job'::regclass"
+                            + " AND contype = 'u'"))
+                    .isZero();
+        } finally {
+            PG.dropSchema(fresh);
+        }
+    }
+
+    @Test
+    void migratingToAVersionThisBatonDoesNotKnowIsRefused() {
+        assertThatThrownBy(() -> SchemaMigrator.migrate(pool, schema, Baton.schemaVersion() + 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("target schema version must be between 1 and " + Baton.schemaVersion() + ", but was "
+                        + (Baton.schemaVersion() + 1));
+    }
+
+    private String indexDefinition(String schema) throws Exception {
+        try (Connection c = pool.getConnection();
+                var ps = c.prepareStatement("SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i"
+                        + " WHERE i.indexrelid = to_regclass(?) AND i.indisvalid AND i.indisunique")) {
+            ps.setString(1, schema + ".job_idempotency_key");
+            try (var rs = ps.executeQuery()) {
+                assertThat(rs.next())
+                        .as("a valid unique index job_idempotency_key")
+                        .isTrue();
+                return rs.getString(1);
+            }
+        }
+    }
 }

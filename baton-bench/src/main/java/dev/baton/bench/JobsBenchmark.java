@@ -41,12 +41,6 @@ final class JobsBenchmark {
      * for the ceiling only, not an option: -Dbench.candidateFactor=2 measures the keyed form.
      */
     static final int CANDIDATE_FACTOR = Integer.getInteger("bench.candidateFactor", 1);
-    /**
-     * Experiment knob for the ceiling only: -Dbench.partialIdempotencyIndex=true swaps the full unique index on
-     * idempotency_key (which holds a NULL entry for every keyless job, and gets a new one on every non-HOT
-     * update) for a partial one, after the enqueue (whose ON CONFLICT needs the full one).
-     */
-    static final boolean PARTIAL_IDEMPOTENCY_INDEX = Boolean.getBoolean("bench.partialIdempotencyIndex");
     /** The progress poll of the throughput runs, as the brief of this benchmark asks. */
     static final long POLL_MS = 200;
 
@@ -610,11 +604,6 @@ final class JobsBenchmark {
         System.out.printf(
                 "%n== 3. raw-SQL ceiling: job.sql's claim + complete from %d threads, batches %s%s%n",
                 o.ceilingThreads(), batches, baton == null ? "" : " (" + baton + " = Baton's effective claim batch)");
-        if (PARTIAL_IDEMPOTENCY_INDEX) {
-            results.notes.add("EXPERIMENT: before each ceiling run (after its enqueue) the unique index on "
-                    + "idempotency_key was replaced by a partial one WHERE idempotency_key IS NOT NULL "
-                    + "(-Dbench.partialIdempotencyIndex=true).");
-        }
         if (CANDIDATE_FACTOR != 2) {
             results.notes.add("EXPERIMENT: the ceiling's claim locked limit × " + CANDIDATE_FACTOR + " candidate rows "
                     + "(-Dbench.candidateFactor), not limit × 2 as JobStore.claim does.");
@@ -635,11 +624,6 @@ final class JobsBenchmark {
         r.jobs = o.jobs;
         db.checkpoint();
         r.enqueueRate = o.jobs / enqueue(schema, o.jobs, "bench.raw");
-        if (PARTIAL_IDEMPOTENCY_INDEX) {
-            db.execute("ALTER TABLE \"" + schema + "\".job DROP CONSTRAINT job_idempotency_key_key");
-            db.execute("CREATE UNIQUE INDEX job_idempotency_key_partial ON \"" + schema + "\".job (idempotency_key) "
-                    + "WHERE idempotency_key IS NOT NULL");
-        }
         Map<String, String> sql = BatonSql.load("job", schema);
         String claimSql = sql.get("claim");
         String completeSql = sql.get("complete");
