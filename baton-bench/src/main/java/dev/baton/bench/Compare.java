@@ -722,6 +722,9 @@ final class Compare {
     private void latency(Peer p, String mode, Thread load) throws Exception {
         int n = latencyProbes;
         long loaded0 = loaded.get();
+        long gc0 = gcMillis();
+        long vacuums0 = vacuums(p.schema);
+        List<StatementCounter.Snapshot> statements0 = p.counter.snapshot();
         long start = System.nanoTime();
         long[] sent = new long[n];
         long base = -1_000_000L * (r.latency.size() + 1);
@@ -745,11 +748,13 @@ final class Compare {
         }
         double loadRate = (loaded.get() - loaded0) / ((System.nanoTime() - start) / 1e9);
         double[] l = new double[n];
+        double[] byProbe = new double[n]; // in sending order; a probe that never started counts as infinite
         int k = 0;
         for (int i = 0; i < n; i++) {
             Long st = Sink.PROBES.get(base - i);
+            byProbe[i] = st == null ? Double.POSITIVE_INFINITY : (st - sent[i]) / 1e6;
             if (st != null) {
-                l[k++] = (st - sent[i]) / 1e6;
+                l[k++] = byProbe[i];
             }
         }
         double[] sorted = Arrays.copyOf(l, k);
@@ -768,6 +773,51 @@ final class Compare {
                 k,
                 n,
                 load == null ? "" : String.format(", load enqueued meanwhile: %.0f jobs/s", loadRate));
+        if (load != null) {
+            double secs = (System.nanoTime() - start) / 1e9;
+            StringBuilder top = new StringBuilder();
+            StatementCounter.delta(p.counter.snapshot(), statements0).stream()
+                    .limit(4)
+                    .forEach(x -> top.append(top.length() == 0 ? "" : "; ")
+                            .append(String.format(
+                                    "%.0f/s (%.1f rows each) ",
+                                    x.calls() / secs, (double) x.rows() / Math.max(1, x.calls())))
+                            .append(shorten(x.label())));
+            System.out.printf(
+                    "%-42s   meanwhile: GC %d ms in this JVM, %d (auto)vacuums and analyzes of its tables; "
+                            + "the node's statements: %s; worst probe per 10 s of sending: %s%n",
+                    "", gcMillis() - gc0, vacuums(p.schema) - vacuums0, top, worstPerWindow(sent, start, byProbe, 10));
+        }
+    }
+
+    /** Where slow starts cluster: the slowest probe (ms) among those sent in each window of {@code seconds}. */
+    static String worstPerWindow(long[] sent, long start, double[] latencies, int seconds) {
+        java.util.TreeMap<Long, Double> worst = new java.util.TreeMap<>();
+        for (int i = 0; i < sent.length; i++) {
+            worst.merge((sent[i] - start) / (seconds * 1_000_000_000L), latencies[i], Math::max);
+        }
+        StringBuilder b = new StringBuilder();
+        worst.values().forEach(v -> b.append(b.length() == 0 ? "" : " ").append(String.format("%.0f", v)));
+        return b.toString();
+    }
+
+    private static long gcMillis() {
+        return java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionTime)
+                .sum();
+    }
+
+    private long vacuums(String schema) throws SQLException {
+        try (Connection c = db.connect();
+                PreparedStatement ps =
+                        c.prepareStatement("SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)"
+                                + " FROM pg_stat_user_tables WHERE schemaname = ?")) {
+            ps.setString(1, schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 
     private static String shorten(String label) {
