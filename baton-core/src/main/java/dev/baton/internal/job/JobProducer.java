@@ -16,6 +16,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * and says when to claim again: at once after a full claim (more are likely ready, so it first waits a
  * moment for half the slots to free up, so that claims come in batches), else after the poll interval
  * (five times longer while LISTEN wakes it for every enqueue). Enqueue notifications and freed slots end
- * its wait early. A slot is free when its handler returns, while the outcome may still wait for the
+ * its wait early, but a claim that found fewer jobs than free slots is followed by the next no sooner than
+ * {@link #CLAIM_SPACING_NANOS} after its start, so a stream of small enqueues is claimed a few at a time and
+ * not one statement per enqueue (decision 0031). A slot is free when its handler returns, while the outcome may still wait for the
  * completer; at most as many attempts as there are slots wait so (decision 0027), so one batch's outcomes
  * are written while the next batch is claimed.
  */
@@ -34,6 +37,13 @@ public final class JobProducer extends NotifiedService {
     private static final Logger log = LoggerFactory.getLogger(JobProducer.class);
     /** How long a producer waits for half its slots to free up after a full claim. */
     public static final long CLAIM_COALESCE_NANOS = 2_000_000L;
+    /**
+     * At least this long from the start of a claim that found some jobs but fewer than its free slots to the
+     * start of the next: under a stream of small enqueues each wakes the producer, and without a pause every
+     * few jobs were claimed by a statement of their own. Idle, the next enqueue comes later than this anyway
+     * (decision 0031).
+     */
+    public static final long CLAIM_SPACING_NANOS = 2_000_000L;
     /** How long a producer that no longer claims waits between passes (until it is stopped). */
     private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -81,6 +91,8 @@ public final class JobProducer extends NotifiedService {
     private volatile boolean claiming = true;
     /** The last claim filled every free slot. Service thread only. */
     private boolean more;
+    /** When the next claim may start after a partial one (System.nanoTime()); 0: at once. Service thread only. */
+    private long spacedUntil;
     /**
      * Claims lock twice their limit of candidates, for one job per concurrency key: until a claim comes back
      * full and without a keyed job, and again as soon as one does not. Service thread only.
@@ -136,6 +148,14 @@ public final class JobProducer extends NotifiedService {
         if (!claiming || !gate.open()) {
             return IDLE_NANOS;
         }
+        if (spacedUntil != 0) {
+            // Real time, like the coalescing below: a throughput heuristic, not a lease bound.
+            long left = spacedUntil - System.nanoTime();
+            spacedUntil = 0;
+            if (left > 0) {
+                LockSupport.parkNanos(left);
+            }
+        }
         int free = free();
         if (more && free < coalesce) {
             // Real time, not the (test-controllable) ticker: a throughput heuristic, not a lease bound.
@@ -147,6 +167,7 @@ public final class JobProducer extends NotifiedService {
             free = free();
         }
         int claimed = 0;
+        long claimStart = System.nanoTime();
         if (free > 0) {
             synchronized (claimLock) {
                 if (!claiming || !gate.open()) {
@@ -165,6 +186,9 @@ public final class JobProducer extends NotifiedService {
             return jitter(poll); // every slot busy: wait for one, then coalesce again
         }
         more = claimed > 0 && claimed == free;
+        if (claimed > 0 && !more) {
+            spacedUntil = claimStart + CLAIM_SPACING_NANOS;
+        }
         return more ? 0 : jitter(poll);
     }
 
