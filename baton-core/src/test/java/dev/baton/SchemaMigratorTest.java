@@ -274,8 +274,7 @@ class SchemaMigratorTest extends DbTest {
             }
             assertThat(indexDefinition(fresh))
                     .endsWith("USING btree (idempotency_key) WHERE (idempotency_key IS NOT NULL)");
-            assertThat(count("SELECT count(*) FROM pg_constraint WHERE conrelid = '" + fresh + ".job'::regclass"
-                            + " AND contype = 'u'"))
+            assertThat(uniqueConstraintsOfTheJobTable(fresh))
                     .as("the unique constraint is gone")
                     .isZero();
         } finally {
@@ -306,9 +305,7 @@ class SchemaMigratorTest extends DbTest {
             assertThat(count("SELECT to_regclass('" + fresh + ".job_idempotency_key')::oid::bigint"))
                     .as("the same index")
                     .isEqualTo(before);
-            assertThat(count("SELECT count(*) FROM pg_constraint WHERE conrelid = '" + fresh + ".job'::regclass"
-                            + " AND contype = 'u'"))
-                    .isZero();
+            assertThat(uniqueConstraintsOfTheJobTable(fresh)).isZero();
         } finally {
             PG.dropSchema(fresh);
         }
@@ -320,6 +317,11 @@ class SchemaMigratorTest extends DbTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("target schema version must be between 1 and " + Baton.schemaVersion() + ", but was "
                         + (Baton.schemaVersion() + 1));
+    }
+
+    private long uniqueConstraintsOfTheJobTable(String schema) throws Exception {
+        return count(
+                "SELECT count(*) FROM pg_constraint WHERE conrelid = '" + schema + ".job'::regclass AND contype = 'u'");
     }
 
     private String indexDefinition(String schema) throws Exception {

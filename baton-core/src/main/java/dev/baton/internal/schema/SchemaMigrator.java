@@ -46,8 +46,8 @@ public final class SchemaMigrator {
      * additive script keeps the previous version's code working), so that a node of an older version
      * started during a rolling deploy is not refused a schema it can use. Recorded from version 5 on and
      * read by code of version 5 and later: code before version 5 refuses any newer schema, and version 5
-     * itself needs version 5 code (older code would create a pruned lease again at generation 1). Version 14 needs
-     * version 13 code, the first whose idempotency statements name the predicate of version 14's index.
+     * itself needs version 5 code (older code would create a pruned lease again at generation 1). Version 14
+     * needs version 13 code, the first whose idempotency statements name the predicate of version 14's index.
      */
     public static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 13);
 
@@ -58,8 +58,8 @@ public final class SchemaMigrator {
     }
 
     /**
-     * Migrates up to {@code target} only: the schema an older release left, for upgrade tests and the
-     * benchmarks' before-and-after runs. Refuses a target this Baton does not know.
+     * Migrates up to {@code target} only, leaving the schema as an older release would: for upgrade tests.
+     * Refuses a target this Baton does not know.
      */
     public static MigrationResult migrate(DataSource dataSource, String schema, int target) {
         if (target < 1 || target > CURRENT_VERSION) {
