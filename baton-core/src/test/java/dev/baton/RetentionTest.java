@@ -253,7 +253,12 @@ class RetentionTest extends JobBehaviourTestBase {
         Set<String> out = new HashSet<>();
         try (Connection c = pool.getConnection();
                 PreparedStatement ps = c.prepareStatement(
-                        "SELECT indexname FROM pg_indexes WHERE schemaname = ? AND indexdef LIKE '% WHERE %'")) {
+                        // From the catalogs, not pg_indexes: that view deparses every index's definition,
+                        // and one dropped meanwhile by another test on the same server fails the whole query
+                        // ("could not open relation with OID").
+                        "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                                + " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                                + " WHERE n.nspname = ? AND i.indpred IS NOT NULL")) {
             ps.setString(1, schema);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

