@@ -28,7 +28,7 @@ class JobIdempotencyIndexTest extends DbTest {
     record Item(String name) {}
 
     @Test
-    void everyEnqueuePathFindsTheKeyUnderAUniqueIndexOnTheKeysAlone() throws Exception {
+    void J10_everyEnqueuePathFindsTheKeyUnderAUniqueIndexOnTheKeysAlone() throws Exception {
         String table = Identifiers.schema(schema) + ".job";
         assertThat(count("SELECT count(*) FROM pg_constraint WHERE conrelid = '" + table + "'::regclass"
                         + " AND contype = 'u'"))

@@ -225,7 +225,7 @@ class SchemaMigratorTest extends DbTest {
      * definition): the leftover stayed, the constraint went, and the duplicate key was stored.
      */
     @Test
-    void version14HoldsTheKeysUniqueThroughAnIndexAndReplacesAnInvalidOne() throws Exception {
+    void J10_version14HoldsTheKeysUniqueThroughAnIndexAndReplacesAnInvalidOne() throws Exception {
         String fresh = PG.freshSchemaName();
         try {
             SchemaMigrator.migrate(pool, fresh, 13);
