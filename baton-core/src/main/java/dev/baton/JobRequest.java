@@ -47,6 +47,15 @@ public final class JobRequest {
     /** The most attempts a job may be given. */
     public static final int MAX_ATTEMPTS_LIMIT = 1000;
 
+    /**
+     * The earliest run-at instant a request may name (any instant passed means "due now"). The range is one every
+     * enqueue path stores as given: the JDBC driver converts instants before the Gregorian calendar (1582) by
+     * the Julian one, and a year above 9999 is not ISO 8601's basic form.
+     */
+    public static final Instant EARLIEST_RUN_AT = Instant.EPOCH;
+    /** The latest run-at instant a request may name. */
+    public static final Instant LATEST_RUN_AT = Instant.parse("9999-12-31T23:59:59.999999Z");
+
     final String kind;
     final Object payload;
     /** Null while the request names no queue: the kind's {@link JobDefaults}, else {@link #DEFAULT_QUEUE}. */
@@ -145,10 +154,18 @@ public final class JobRequest {
         return with(d -> d.priority = priority);
     }
 
-    /** Not before this instant (compared with the database clock). Replaces any delay. */
+    /**
+     * Not before this instant (compared with the database clock), from {@link #EARLIEST_RUN_AT} (1970) to
+     * {@link #LATEST_RUN_AT} (the end of 9999). Replaces any delay.
+     */
     public JobRequest runAt(Instant runAt) {
+        Objects.requireNonNull(runAt, "runAt");
+        if (runAt.isBefore(EARLIEST_RUN_AT) || runAt.isAfter(LATEST_RUN_AT)) {
+            throw new IllegalArgumentException(
+                    "runAt must be between " + EARLIEST_RUN_AT + " and " + LATEST_RUN_AT + ", but was " + runAt);
+        }
         return with(d -> {
-            d.runAt = Objects.requireNonNull(runAt, "runAt");
+            d.runAt = runAt;
             d.delay = Duration.ZERO;
         });
     }

@@ -99,6 +99,13 @@ class JobEnqueueValidationTest extends JobBehaviourTestBase {
         assertThatThrownBy(() -> ok.delay(java.time.Duration.ofSeconds(-1)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("delay");
+        assertThatThrownBy(() -> ok.runAt(java.time.Instant.MAX))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("runAt must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z")
+                .hasMessageContaining("but was +1000000000-12-31T23:59:59.999999999Z");
+        assertThatThrownBy(() -> ok.runAt(java.time.Instant.parse("1969-12-31T23:59:59.999999Z")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("but was 1969-12-31T23:59:59.999999Z");
         Jobs jobs = jobsClient();
         assertThatThrownBy(() -> jobs.pause("Not A Queue"))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -110,7 +117,9 @@ class JobEnqueueValidationTest extends JobBehaviourTestBase {
         assertThat(jobs.enqueue(ok.priority(100).maxAttempts(JobRequest.MAX_ATTEMPTS_LIMIT))
                         .created())
                 .isTrue();
-        assertThat(jobCount()).isEqualTo(2);
+        assertThat(jobs.enqueue(ok.runAt(JobRequest.EARLIEST_RUN_AT)).created()).isTrue();
+        assertThat(jobs.enqueue(ok.runAt(JobRequest.LATEST_RUN_AT)).created()).isTrue();
+        assertThat(jobCount()).isEqualTo(4);
     }
 
     /**

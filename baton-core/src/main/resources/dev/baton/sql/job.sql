@@ -54,9 +54,10 @@ SELECT id, idempotency_key, (SELECT count(*) FROM notified) AS n FROM ins ORDER 
 SELECT clock_timestamp() AS now, array(SELECT nextval('${schema}.job_id_seq') FROM generate_series(1, :n)) AS ids
 
 -- name: copy_jobs
--- The rows of a batch without idempotency keys, in COPY's text format, with the ids reserved above.
+-- The rows of a batch without idempotency keys, in COPY's binary format (BinaryCopy), with the ids reserved
+-- above.
 COPY ${schema}.job (id, queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms, concurrency_key,
-                    key_fifo, metadata) FROM STDIN
+                    key_fifo, metadata) FROM STDIN WITH (FORMAT binary)
 
 -- name: notify_queues
 -- After a COPY: wakes the queues' workers (delivered at commit, so only for committed jobs).

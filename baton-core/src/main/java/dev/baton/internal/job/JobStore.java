@@ -244,37 +244,30 @@ public final class JobStore {
                 ids[i] = a.getLong(2);
             }
         }
-        StringBuilder rows = new StringBuilder(n * 96);
         Map<List<String>, Integer> created = new LinkedHashMap<>();
         List<String> queues = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            Encoded r = batch.get(i);
-            Instant runAt = (r.runAt() == null ? now : r.runAt()).plus(r.delay());
-            rows.append(ids[i]).append('\t');
-            copyText(rows, r.queue()).append('\t');
-            copyText(rows, r.kind()).append('\t');
-            copyText(rows, r.payloadJson()).append('\t');
-            rows.append(r.priority()).append("\tavailable\t").append(runAt).append('\t');
-            rows.append(r.maxAttempts()).append('\t');
-            if (r.timeout() == null) {
-                rows.append("\\N");
-            } else {
-                rows.append(r.timeout().toMillis());
+        try (BinaryCopy rows =
+                new BinaryCopy(c.unwrap(PGConnection.class).getCopyAPI().copyIn(sql.get("copy_jobs")))) {
+            for (int i = 0; i < n; i++) {
+                Encoded r = batch.get(i);
+                rows.row(12)
+                        .int8(ids[i])
+                        .text(r.queue())
+                        .text(r.kind())
+                        .jsonb(r.payloadJson())
+                        .int2(r.priority())
+                        .text("available")
+                        .timestamptz((r.runAt() == null ? now : r.runAt()).plus(r.delay()))
+                        .int4(r.maxAttempts())
+                        .int8OrNull(r.timeout() == null ? null : r.timeout().toMillis())
+                        .text(r.concurrencyKey())
+                        .bool(r.keyFifo())
+                        .jsonb(r.metadataJson());
+                if (created.merge(List.of(r.queue(), r.kind()), 1, Integer::sum) == 1 && !queues.contains(r.queue())) {
+                    queues.add(r.queue());
+                }
             }
-            rows.append('\t');
-            copyText(rows, r.concurrencyKey()).append('\t');
-            rows.append(r.keyFifo() ? 't' : 'f').append('\t');
-            copyText(rows, r.metadataJson()).append('\n');
-            if (created.merge(List.of(r.queue(), r.kind()), 1, Integer::sum) == 1 && !queues.contains(r.queue())) {
-                queues.add(r.queue());
-            }
-        }
-        try {
-            c.unwrap(PGConnection.class)
-                    .getCopyAPI()
-                    .copyIn(sql.get("copy_jobs"), new java.io.StringReader(rows.toString()), 1 << 16);
-        } catch (java.io.IOException e) {
-            throw new SQLException("copying " + n + " jobs failed: " + e.getMessage(), "08000", e);
+            rows.finish();
         }
         try (SqlCall q = sql.prepare(c, "notify_queues")
                 .setArray("queues", "text", queues.toArray(new String[0]))
@@ -293,24 +286,6 @@ public final class JobStore {
             out.add(new EnqueueResult(id, true));
         }
         created.forEach((queueAndKind, count) -> metrics.jobsEnqueued(queueAndKind.get(0), queueAndKind.get(1), count));
-        return out;
-    }
-
-    /** A value in COPY's text format: \N for null; backslash, tab, newline and carriage return escaped. */
-    private static StringBuilder copyText(StringBuilder out, String v) {
-        if (v == null) {
-            return out.append("\\N");
-        }
-        for (int i = 0; i < v.length(); i++) {
-            char ch = v.charAt(i);
-            switch (ch) {
-                case '\\' -> out.append("\\\\");
-                case '\t' -> out.append("\\t");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                default -> out.append(ch);
-            }
-        }
         return out;
     }
 
