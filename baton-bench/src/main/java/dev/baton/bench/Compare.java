@@ -59,7 +59,8 @@ final class Compare {
             "  --growth-sample N       jobs one node runs per growth measurement (default 10000; --quick 2000);",
             "                          with --repeat, each loaded backlog is measured that many times",
             "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
-            "  --load-rate N           jobs/s of background load during the second latency measurement (default 200)",
+            "  --load-rate N|half      jobs/s of background load during the second latency measurement (default 200);",
+            "                          half: half of one node's maximum, measured on a backlog just before",
             "  --write-report [DIR]    write DIR/compare.md and DIR/compare-*.png (default docs/benchmarks)",
             "  -h, --help              this help");
 
@@ -84,6 +85,9 @@ final class Compare {
     Integer growthSampleOption;
 
     Integer loadRateOption;
+    /** --load-rate half: the load is half of one node's maximum, measured just before the latency runs. */
+    boolean loadHalf;
+
     int threads = 32;
     int poolSize = 10;
     int repeat = 1;
@@ -108,8 +112,14 @@ final class Compare {
     int growthSample;
 
     private Database db;
+    /** How long the background load runs before the probes under load start. */
+    static final long LOAD_WARM_UP_MILLIS = 10_000;
+
     /** Jobs the background load thread has enqueued. */
     private final AtomicLong loaded = new AtomicLong();
+    /** Per enqueue of the load thread: when it began (nanoTime) and how far behind its schedule (ns). */
+    private final java.util.concurrent.ConcurrentLinkedQueue<long[]> loadLag =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     private CompareResults r;
     /** The best-batch ceiling's batch per node count, from {@link #sweepCeiling()}. */
@@ -162,7 +172,17 @@ final class Compare {
                 case "--growth-finished" -> c.growthFinishedOption = positive(value(args, ++i, a, c), a);
                 case "--growth-sample" -> c.growthSampleOption = positive(value(args, ++i, a, c), a);
                 case "--latency-probes" -> c.probesOption = positive(value(args, ++i, a, c), a);
-                case "--load-rate" -> c.loadRateOption = positive(value(args, ++i, a, c), a);
+                case "--load-rate" -> {
+                    String v = value(args, ++i, a, c);
+                    if (v.equals("half")) {
+                        c.loadHalf = true;
+                    } else if (v.matches("[0-9_]+") && positive(v, a) > 0) {
+                        c.loadRateOption = positive(v, a);
+                    } else {
+                        throw new IllegalArgumentException(
+                                a + " needs a positive integer or 'half', but was '" + v + "'");
+                    }
+                }
                 case "--write-report" -> {
                     c.writeReport = true;
                     if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
@@ -643,6 +663,9 @@ final class Compare {
             if (p instanceof Ceiling) {
                 return; // no idle node, no enqueue-to-start path: the ceiling is only a throughput limit
             }
+            if (loadHalf && phases.contains("latency")) {
+                loadRate = halfOfOneNodesMaximum(s, p.name());
+            }
             p.install();
             Sink.reset(Long.MAX_VALUE);
             AutoCloseable node = p.startNode(1);
@@ -677,7 +700,11 @@ final class Compare {
                     AtomicBoolean stop = new AtomicBoolean();
                     Thread load = loadThread(p, stop);
                     try {
-                        Thread.sleep(1000);
+                        // The first seconds of load are not its steady state: the load thread, JIT-compiling its
+                        // own path and the node's, falls behind its schedule by up to half a second and then
+                        // catches up in a burst (measured: 527 ms behind in the first 10 s, 32-39 ms in every
+                        // later 10 s), and the probes queue behind that burst.
+                        Thread.sleep(LOAD_WARM_UP_MILLIS);
                         latency(p, "under load (" + loadRate + " jobs/s)", load);
                     } finally {
                         stop.set(true);
@@ -690,6 +717,31 @@ final class Compare {
         }
     }
 
+    /**
+     * Half of one node's maximum, measured on a backlog (one unrecorded warm-up run, then the faster of two),
+     * so that the load under which latency is measured is half of what the node does at that moment: this
+     * VM's speed drifts by a quarter within minutes, so a maximum measured in another run does not say it.
+     */
+    private int halfOfOneNodesMaximum(Supplier<Peer> s, String name) throws Exception {
+        int backlog = Math.max(jobs, 150_000);
+        throughput(s, 1, backlog, 0);
+        expectedRate.remove(name);
+        throughput(s, 1, backlog, 0);
+        throughput(s, 1, backlog, 0);
+        double max = expectedRate.get(name);
+        int half = (int) Math.round(max / 2);
+        r.notes.add(String.format(
+                Locale.ROOT,
+                "%s: the load of its latency run, %,d jobs/s, is half of one node's maximum measured just before "
+                        + "(the faster of two runs on a backlog of %,d jobs: %,.0f jobs/s)",
+                name,
+                half,
+                backlog,
+                max));
+        System.out.printf("%-42s one node's maximum just now: %,.0f jobs/s; the load: %,d jobs/s%n", name, max, half);
+        return half;
+    }
+
     private Thread loadThread(Peer p, AtomicBoolean stop) {
         Thread t = new Thread(
                 () -> {
@@ -699,6 +751,8 @@ final class Compare {
                     long period = 1_000_000_000L * chunk / loadRate;
                     try {
                         while (!stop.get()) {
+                            long now = System.nanoTime();
+                            loadLag.add(new long[] {now, Math.max(0, now - next)});
                             p.enqueue(id, chunk);
                             loaded.addAndGet(chunk);
                             id += chunk;
@@ -785,8 +839,14 @@ final class Compare {
                             .append(shorten(x.label())));
             System.out.printf(
                     "%-42s   meanwhile: GC %d ms in this JVM, %d (auto)vacuums and analyzes of its tables; "
-                            + "the node's statements: %s; worst probe per 10 s of sending: %s%n",
-                    "", gcMillis() - gc0, vacuums(p.schema) - vacuums0, top, worstPerWindow(sent, start, byProbe, 10));
+                            + "the node's statements: %s; worst probe per 10 s of sending: %s; "
+                            + "the load thread's most behind its schedule per 10 s (ms): %s%n",
+                    "",
+                    gcMillis() - gc0,
+                    vacuums(p.schema) - vacuums0,
+                    top,
+                    worstPerWindow(sent, start, byProbe, 10),
+                    worstLoadLag(start, 10));
         }
     }
 
@@ -799,6 +859,18 @@ final class Compare {
         StringBuilder b = new StringBuilder();
         worst.values().forEach(v -> b.append(b.length() == 0 ? "" : " ").append(String.format("%.0f", v)));
         return b.toString();
+    }
+
+    /** The load thread's largest lag behind its schedule (ms) per window of {@code seconds} from {@code start}. */
+    private String worstLoadLag(long start, int seconds) {
+        List<long[]> lags = loadLag.stream().filter(x -> x[0] >= start).toList();
+        long[] at = new long[lags.size()];
+        double[] ms = new double[lags.size()];
+        for (int i = 0; i < at.length; i++) {
+            at[i] = lags.get(i)[0];
+            ms[i] = lags.get(i)[1] / 1e6;
+        }
+        return worstPerWindow(at, start, ms, seconds);
     }
 
     private static long gcMillis() {

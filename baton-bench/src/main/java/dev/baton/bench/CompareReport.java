@@ -90,8 +90,13 @@ final class CompareReport {
                 .append(c.latencyProbes)
                 .append(" probe jobs enqueued one by one 20–120 ms apart by a separate client, idle "
                         + "and then under a background load of ")
-                .append(c.loadRate)
-                .append(" jobs/s, one node; idle load: one " + "node settled for ")
+                .append(
+                        c.loadHalf
+                                ? "half of one node's maximum measured just before (see the notes)"
+                                : c.loadRate + " jobs/s")
+                .append(" (in batches of 10, started ")
+                .append(Compare.LOAD_WARM_UP_MILLIS / 1000)
+                .append(" s before the first probe), one node; idle load: one " + "node settled for ")
                 .append(c.idleSettle)
                 .append(" s, then a ")
                 .append(c.idleSeconds)

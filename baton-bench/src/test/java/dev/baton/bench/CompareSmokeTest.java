@@ -144,5 +144,11 @@ class CompareSmokeTest {
         assertThatThrownBy(() -> Compare.parse(new String[] {"--load-rate", "0"}))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("--load-rate needs a positive integer, but was '0'");
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--load-rate", "most"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--load-rate needs a positive integer or 'half', but was 'most'");
+        Compare half = Compare.parse(new String[] {"--quick", "--load-rate", "half"});
+        assertThat(half.loadHalf).isTrue();
+        assertThat(half.loadRateOption).isNull();
     }
 }
