@@ -7,8 +7,8 @@ import org.postgresql.copy.CopyIn;
 
 /**
  * Rows in PostgreSQL's binary COPY format, sent in chunks while they are made, so the server stores the first
- * rows while the rest are encoded. Binary spares the server parsing numbers and timestamps from text (0.3–0.6
- * µs of its 6.5–7.2 µs per job row, docs/benchmarks/enqueue.md) and the client escaping text; it needs each
+ * rows while the rest are encoded. Binary spares the server parsing numbers and timestamps from text (about 0.7
+ * µs of its 6.5–7.2 µs per job row measured with psql, docs/benchmarks/enqueue.md) and the client escaping text; it needs each
  * value in its column's exact type, so only the types of the job table are here. Text is sent as UTF-8 (the
  * driver's client encoding); the server checks it as it checks text input.
  *
@@ -84,11 +84,11 @@ final class BinaryCopy implements AutoCloseable {
     }
 
     BinaryCopy text(String v) {
-        return v == null ? nul() : bytes(null, v.getBytes(StandardCharsets.UTF_8));
+        return v == null ? nul() : bytes(v.getBytes(StandardCharsets.UTF_8), false);
     }
 
     BinaryCopy jsonb(String json) {
-        return json == null ? nul() : bytes(JSONB_VERSION, json.getBytes(StandardCharsets.UTF_8));
+        return json == null ? nul() : bytes(json.getBytes(StandardCharsets.UTF_8), true);
     }
 
     /**
@@ -130,12 +130,13 @@ final class BinaryCopy implements AutoCloseable {
         return this;
     }
 
-    private BinaryCopy bytes(Byte prefix, byte[] v) {
-        int length = v.length + (prefix == null ? 0 : 1);
+    /** A value of {@code v}'s bytes, after JSONB's version byte if {@code jsonb}. */
+    private BinaryCopy bytes(byte[] v, boolean jsonb) {
+        int length = v.length + (jsonb ? 1 : 0);
         room(4 + length);
         putInt(length);
-        if (prefix != null) {
-            buf[pos++] = prefix;
+        if (jsonb) {
+            buf[pos++] = JSONB_VERSION;
         }
         System.arraycopy(v, 0, buf, pos, v.length);
         pos += v.length;
