@@ -176,7 +176,7 @@ final class Compare {
                     String v = value(args, ++i, a, c);
                     if (v.equals("half")) {
                         c.loadHalf = true;
-                    } else if (v.matches("[0-9_]+") && positive(v, a) > 0) {
+                    } else if (v.matches("[0-9_]+")) {
                         c.loadRateOption = positive(v, a);
                     } else {
                         throw new IllegalArgumentException(
@@ -700,10 +700,10 @@ final class Compare {
                     AtomicBoolean stop = new AtomicBoolean();
                     Thread load = loadThread(p, stop);
                     try {
-                        // The first seconds of load are not its steady state: the load thread, JIT-compiling its
-                        // own path and the node's, falls behind its schedule by up to half a second and then
-                        // catches up in a burst (measured: 527 ms behind in the first 10 s, 32-39 ms in every
-                        // later 10 s), and the probes queue behind that burst.
+                        // The first seconds of load are not its steady state: the load thread fell behind its
+                        // schedule by up to half a second there and then caught up in a burst (measured: 527 ms
+                        // behind in the first 10 s, 32-39 ms in every later 10 s), and the probes queued behind
+                        // that burst.
                         Thread.sleep(LOAD_WARM_UP_MILLIS);
                         latency(p, "under load (" + loadRate + " jobs/s)", load);
                     } finally {
