@@ -58,6 +58,9 @@ final class Compare {
             "  --growth-finished N     finished jobs kept beside the first backlog (default 1000000; --quick 100000)",
             "  --growth-sample N       jobs one node runs per growth measurement (default 10000; --quick 2000);",
             "                          with --repeat, each loaded backlog is measured that many times",
+            "  --growth-pairs N        measure the first backlog alone and beside the finished jobs as N pairs:",
+            "                          both loaded side by side, their samples alternating (ABBA), each pair's",
+            "                          ratio reported, so that the machine's drift cancels (default 0: separately)",
             "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
             "  --load-rate N|half      jobs/s of background load during the second latency measurement (default 200);",
             "                          half: half of one node's maximum, measured on a backlog just before",
@@ -83,6 +86,8 @@ final class Compare {
     List<Integer> growthPendingOption;
     Integer growthFinishedOption;
     Integer growthSampleOption;
+    /** --growth-pairs: the kept-finished case measured in alternating pairs; 0 = one case after the other. */
+    int growthPairs;
 
     Integer loadRateOption;
     /** --load-rate half: the load is half of one node's maximum, measured just before the latency runs. */
@@ -171,6 +176,7 @@ final class Compare {
                 }
                 case "--growth-finished" -> c.growthFinishedOption = positive(value(args, ++i, a, c), a);
                 case "--growth-sample" -> c.growthSampleOption = positive(value(args, ++i, a, c), a);
+                case "--growth-pairs" -> c.growthPairs = positive(value(args, ++i, a, c), a);
                 case "--latency-probes" -> c.probesOption = positive(value(args, ++i, a, c), a);
                 case "--load-rate" -> {
                     String v = value(args, ++i, a, c);
@@ -352,27 +358,29 @@ final class Compare {
         r.versions.put("XChart (charts)", Machine.comparedVersion("xchart"));
         r.versions.put("HikariCP", Machine.artifactVersion("com.zaxxer", "HikariCP"));
         r.versions.put("PostgreSQL JDBC", org.postgresql.util.DriverInfo.DRIVER_VERSION);
-        List<Supplier<Peer>> jobSystems = new ArrayList<>();
+        List<JobSystem> jobSystems = new ArrayList<>();
         if (systems.contains("baton")) {
-            jobSystems.add(() -> new Peer.BatonPeer(db, schema("baton"), threads, poolSize));
+            jobSystems.add(new JobSystem(schema("baton"), x -> new Peer.BatonPeer(db, x, threads, poolSize)));
         }
         if (systems.contains("ceiling")) {
-            jobSystems.add(() -> new Ceiling(db, schema("raw"), threads, false));
+            jobSystems.add(new JobSystem(schema("raw"), x -> new Ceiling(db, x, threads, false)));
         }
         if (systems.contains("ceiling-best")) {
-            jobSystems.add(() -> new Ceiling(db, schema("rawbest"), threads, true));
+            jobSystems.add(new JobSystem(schema("rawbest"), x -> new Ceiling(db, x, threads, true)));
         }
         if (systems.contains("dbs-fetch")) {
-            jobSystems.add(() -> new Peer.DbSchedulerPeer(db, schema("dbsf"), threads, poolSize, false));
+            jobSystems.add(
+                    new JobSystem(schema("dbsf"), x -> new Peer.DbSchedulerPeer(db, x, threads, poolSize, false)));
         }
         if (systems.contains("dbs-lock")) {
-            jobSystems.add(() -> new Peer.DbSchedulerPeer(db, schema("dbsl"), threads, poolSize, true));
+            jobSystems.add(
+                    new JobSystem(schema("dbsl"), x -> new Peer.DbSchedulerPeer(db, x, threads, poolSize, true)));
         }
         if (systems.contains("jobrunr")) {
-            jobSystems.add(() -> new Peer.JobRunrPeer(db, schema("jobrunr"), threads, poolSize));
+            jobSystems.add(new JobSystem(schema("jobrunr"), x -> new Peer.JobRunrPeer(db, x, threads, poolSize)));
         }
         if (systems.contains("quartz")) {
-            jobSystems.add(() -> new Peer.QuartzPeer(db, schema("quartz"), threads, poolSize));
+            jobSystems.add(new JobSystem(schema("quartz"), x -> new Peer.QuartzPeer(db, x, threads, poolSize)));
         }
         for (Supplier<Peer> s : jobSystems) {
             try (Peer p = s.get()) {
@@ -406,7 +414,7 @@ final class Compare {
             }
         }
         if (phases.contains("growth")) {
-            for (Supplier<Peer> s : jobSystems) {
+            for (JobSystem s : jobSystems) {
                 growth(s);
             }
         }
@@ -417,6 +425,19 @@ final class Compare {
 
     private String schema(String system) {
         return "cmp_" + system + "_" + suffix;
+    }
+
+    /** One system under comparison: {@link #get()} makes its peer on its own schema, {@link #on} on another. */
+    record JobSystem(String schema, java.util.function.Function<String, Peer> make) implements Supplier<Peer> {
+        @Override
+        public Peer get() {
+            return make.apply(schema);
+        }
+
+        /** The same system on the schema named {@code schema + "_" + tag}, beside the first. */
+        Peer on(String tag) {
+            return make.apply(schema + "_" + tag);
+        }
     }
 
     // ------------------------------------------------------------------ throughput
@@ -913,12 +934,14 @@ final class Compare {
      * once, warmed by one unrecorded sample, then measured {@code repeat} times, one node running a sample of it
      * each time (at most the backlog divided by repeat + 2, so the last measurement does not run dry).
      */
-    private void growth(Supplier<Peer> s) throws Exception {
+    private void growth(JobSystem s) throws Exception {
         List<long[]> cases = new ArrayList<>();
         for (int pending : growthPending) {
             cases.add(new long[] {pending, 0});
         }
-        cases.add(new long[] {growthPending.get(0), growthFinished});
+        if (growthPairs == 0) {
+            cases.add(new long[] {growthPending.get(0), growthFinished});
+        }
         // The JVM warmed first on a backlog of its own, not recorded: otherwise the cases measured later find a
         // hotter JIT than the first (seen without it: the first case about 20 % slower than the later ones).
         try (Peer p = s.get()) {
@@ -960,6 +983,75 @@ final class Compare {
                             p.name(), backlog, loadSecs, rep, g.rate(), sample, g.claimMs(), g.claimStatement());
                 }
             }
+        }
+        if (growthPairs > 0) {
+            growthPaired(s);
+        }
+    }
+
+    /**
+     * The first pending backlog alone (A) and beside {@code growthFinished} finished jobs (B), loaded side by side
+     * in two schemas, measured in {@code growthPairs} pairs whose order alternates (AB, BA, AB, ...), so that a
+     * drift of the machine within the run reaches both sides alike. Each pair's ratio B ÷ A is printed and noted;
+     * their median and range say how close the two are, at a resolution the separate cases do not reach.
+     */
+    private void growthPaired(JobSystem s) throws Exception {
+        long pending = growthPending.get(0);
+        int sample = (int) Math.min(growthSample, pending / (growthPairs + 2));
+        try (Peer a = s.on("alone");
+                Peer b = s.on("kept")) {
+            a.install();
+            b.install();
+            long e0 = System.nanoTime();
+            if (!b.bulk(1_000_000_000L, growthFinished, true)) {
+                System.out.printf("%-42s growth pairs: no finished jobs are retained (n/a)%n", a.name());
+                return;
+            }
+            if (!a.bulk(0, (int) pending, false) || !b.bulk(0, (int) pending, false)) {
+                System.out.printf("%-42s growth pairs: not measured (no bulk SQL path)%n", a.name());
+                return;
+            }
+            String alone = String.format("%,d pending, in pairs", pending);
+            String kept = String.format("%,d pending + %,d finished, in pairs", pending, growthFinished);
+            System.out.printf("%-42s growth pairs: loaded in %.1f s%n", a.name(), (System.nanoTime() - e0) / 1e9);
+            growthSample(a, alone, pending, 0, sample);
+            growthSample(b, kept, pending, growthFinished, sample);
+            double[] rateRatio = new double[growthPairs];
+            double[] claimRatio = new double[growthPairs];
+            for (int i = 0; i < growthPairs; i++) {
+                CompareResults.Growth ga = null;
+                CompareResults.Growth gb = null;
+                for (int side = 0; side < 2; side++) {
+                    db.checkpoint();
+                    if ((side == 0) == (i % 2 == 0)) {
+                        ga = growthSample(a, alone, pending, 0, sample);
+                    } else {
+                        gb = growthSample(b, kept, pending, growthFinished, sample);
+                    }
+                }
+                r.growth.add(ga);
+                r.growth.add(gb);
+                rateRatio[i] = gb.rate() / ga.rate();
+                claimRatio[i] = gb.claimMs() / ga.claimMs();
+                System.out.printf(
+                        "%-42s growth pair %d (%s): alone %,.0f jobs/s, claim %.2f ms; kept %,.0f jobs/s, claim %.2f ms;"
+                                + " kept ÷ alone %.3f / %.3f%n",
+                        a.name(),
+                        i + 1,
+                        i % 2 == 0 ? "AB" : "BA",
+                        ga.rate(),
+                        ga.claimMs(),
+                        gb.rate(),
+                        gb.claimMs(),
+                        rateRatio[i],
+                        claimRatio[i]);
+            }
+            Arrays.sort(rateRatio);
+            Arrays.sort(claimRatio);
+            CompareResults.GrowthPairs gp =
+                    new CompareResults.GrowthPairs(a.name(), pending, growthFinished, sample, rateRatio, claimRatio);
+            r.growthPairs.add(gp);
+            System.out.println(CompareReport.pairs(gp));
         }
     }
 

@@ -317,7 +317,20 @@ final class CompareReport {
                     x,
                     x <= 1.5 ? "yes" : "**no**"));
         }
-        if (twin != null && kept != null && kept.pending() == twin.pending()) {
+        CompareResults.GrowthPairs pairs = r.growthPairs.stream()
+                .filter(g -> g.system().equals(BATON))
+                .findFirst()
+                .orElse(null);
+        if (pairs != null) {
+            double rate = CompareResults.median(pairs.rate());
+            double claim = CompareResults.median(pairs.claim());
+            md.append(String.format(
+                    Locale.ROOT,
+                    "| with %,d finished jobs kept: jobs/s and claim latency within 10 %% of none kept | %s | %s |%n",
+                    pairs.finished(),
+                    pairs(pairs),
+                    rate >= 0.9 && claim <= 1.1 ? "yes" : "**no**"));
+        } else if (twin != null && kept != null && kept.pending() == twin.pending()) {
             double rate = kept.rate() / twin.rate();
             double claim = kept.claimMs() / twin.claimMs();
             md.append(String.format(
@@ -333,6 +346,25 @@ final class CompareReport {
                     claim,
                     rate >= 0.9 && claim <= 1.1 ? "yes" : "**no**"));
         }
+    }
+
+    /** The pairs' ratios in one sentence: medians and ranges of kept ÷ alone. */
+    static String pairs(CompareResults.GrowthPairs g) {
+        int n = g.rate().length;
+        return String.format(
+                Locale.ROOT,
+                "%,d pending with %,d finished kept ÷ alone, %d pairs of %,d-job samples in alternating order:"
+                        + " jobs/s %.3f× (range %.3f–%.3f), claim statement time %.3f× (range %.3f–%.3f)",
+                g.pending(),
+                g.finished(),
+                n,
+                g.sample(),
+                CompareResults.median(g.rate()),
+                g.rate()[0],
+                g.rate()[n - 1],
+                CompareResults.median(g.claim()),
+                g.claim()[0],
+                g.claim()[n - 1]);
     }
 
     /** Where Baton misses a throughput target, with this run's numbers and the reasons found by profiling. */

@@ -30,6 +30,7 @@ final class CompareResults {
     final List<Latency> latency = new ArrayList<>();
     final List<Idle> idle = new ArrayList<>();
     final List<Growth> growth = new ArrayList<>();
+    final List<GrowthPairs> growthPairs = new ArrayList<>();
     final List<Failover> failover = new ArrayList<>();
     final List<String> notes = new ArrayList<>();
 
@@ -67,6 +68,12 @@ final class CompareResults {
             double rate,
             double claimMs,
             String claimStatement) {}
+
+    /**
+     * A backlog with {@code finished} jobs kept against the same backlog alone, measured in alternating pairs: the
+     * ratios kept ÷ alone of each pair, ascending.
+     */
+    record GrowthPairs(String system, long pending, long finished, int sample, double[] rate, double[] claim) {}
 
     /** Time to the next run elsewhere (seconds), with the settings it ran with. */
     record Failover(String system, String kind, double seconds, String settings, String note) {}

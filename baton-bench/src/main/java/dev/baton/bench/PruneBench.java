@@ -51,6 +51,7 @@ final class PruneBench {
             try (var pool = db.pool("prune-bench", 1)) {
                 Baton.migrate(pool, schema);
             }
+            // The filling commits without waiting for its flush; the pruning below commits as the pruner does.
             st.execute("SET synchronous_commit = off");
             long t0 = System.nanoTime();
             // Day d (0 = the oldest) ends DAYS - 1 - d days ago: finished_at spread evenly over each day.
@@ -77,6 +78,7 @@ final class PruneBench {
                 long retentionMs = (DAYS - run) * 86_400_000L;
                 List<Double> batchMs = new ArrayList<>();
                 long pruned = 0;
+                st.execute("RESET synchronous_commit");
                 long p0 = System.nanoTime();
                 try (PreparedStatement ps = c.prepareStatement(prune)) {
                     ps.setLong(1, retentionMs);
@@ -97,6 +99,7 @@ final class PruneBench {
                 double vacuumSecs = (System.nanoTime() - v0) / 1e9;
                 long afterVacuum = size(st, "pg_total_relation_size", job);
                 // A new day, finished now: the space the vacuum freed is used again.
+                st.execute("SET synchronous_commit = off");
                 st.execute(fillDay(job, (DAYS + run - 1) * perDay, perDay, 0));
                 long afterFill = size(st, "pg_total_relation_size", job);
                 double[] ms = batchMs.stream()

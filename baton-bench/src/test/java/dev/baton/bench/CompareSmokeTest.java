@@ -123,6 +123,53 @@ class CompareSmokeTest {
     }
 
     @Test
+    void growthPairsMeasureTheKeptCaseAlternatingWithTheSameBacklogAlone() throws Exception {
+        Compare c = Compare.parse(new String[] {
+            "--quick",
+            "--phases",
+            "growth",
+            "--systems",
+            "baton",
+            "--growth-pending",
+            "600",
+            "--growth-finished",
+            "1000",
+            "--growth-sample",
+            "100",
+            "--growth-pairs",
+            "2"
+        });
+        CompareResults r = new CompareResults();
+        r.startedAt = java.time.Instant.now();
+        r.mode = "test";
+        try (Database db = Database.open(System.getenv("BATON_JDBC_URL"), null)) {
+            c.run(db, r);
+        }
+        // The backlog alone once as before, then two pairs in alternating order: AB, then BA.
+        assertThat(r.growth)
+                .extracting(CompareResults.Growth::backlog)
+                .containsExactly(
+                        "600 pending",
+                        "600 pending, in pairs",
+                        "600 pending + 1,000 finished, in pairs",
+                        "600 pending, in pairs",
+                        "600 pending + 1,000 finished, in pairs");
+        assertThat(r.growthPairs).singleElement().satisfies(p -> {
+            assertThat(p.rate()).hasSize(2).doesNotContain(0.0, Double.NaN);
+            assertThat(p.claim()).hasSize(2).doesNotContain(0.0, Double.NaN);
+            assertThat(p.rate()[0]).isPositive();
+            assertThat(p.claim()[0]).isPositive();
+        });
+        assertThat(CompareReport.markdown(r, c))
+                .contains(
+                        "| with 1,000 finished jobs kept: jobs/s and claim latency within 10 % of none kept | "
+                                + "600 pending with 1,000 finished kept ÷ alone, 2 pairs of 100-job samples in alternating order:");
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--growth-pairs", "0"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--growth-pairs needs a positive integer, but was '0'");
+    }
+
+    @Test
     void newThroughputOptionsRefuseBadValues() {
         assertThatThrownBy(() -> Compare.parse(new String[] {"--cpu-layout", "spread"}))
                 .isInstanceOf(IllegalArgumentException.class)
