@@ -1035,7 +1035,7 @@ final class Compare {
                 claimRatio[i] = gb.claimMs() / ga.claimMs();
                 System.out.printf(
                         "%-42s growth pair %d (%s): alone %,.0f jobs/s, claim %.2f ms; kept %,.0f jobs/s, claim %.2f ms;"
-                                + " kept ÷ alone %.3f / %.3f%n",
+                                + " kept ÷ alone %.3f / %.3f; job tables alone %s, kept %s%n",
                         a.name(),
                         i + 1,
                         i % 2 == 0 ? "AB" : "BA",
@@ -1044,7 +1044,9 @@ final class Compare {
                         gb.rate(),
                         gb.claimMs(),
                         rateRatio[i],
-                        claimRatio[i]);
+                        claimRatio[i],
+                        vacuumStats(a.schema),
+                        vacuumStats(b.schema));
             }
             Arrays.sort(rateRatio);
             Arrays.sort(claimRatio);
@@ -1052,6 +1054,24 @@ final class Compare {
                     new CompareResults.GrowthPairs(a.name(), pending, growthFinished, sample, rateRatio, claimRatio);
             r.growthPairs.add(gp);
             System.out.println(CompareReport.pairs(gp));
+        }
+    }
+
+    /** Dead tuples and (auto)vacuum counts of the schema's job table, if it has one: what a claim wades through. */
+    private String vacuumStats(String schema) {
+        try (Connection c = db.connect();
+                PreparedStatement ps = c.prepareStatement("SELECT n_dead_tup, vacuum_count + autovacuum_count,"
+                        + " analyze_count + autoanalyze_count FROM pg_stat_user_tables"
+                        + " WHERE schemaname = ? AND relname = 'job'")) {
+            ps.setString(1, schema);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next()
+                        ? String.format(
+                                "[dead %,d, vacuums %d, analyzes %d]", rs.getLong(1), rs.getLong(2), rs.getLong(3))
+                        : "[-]";
+            }
+        } catch (SQLException e) {
+            return "[" + e.getMessage() + "]";
         }
     }
 
