@@ -248,7 +248,7 @@ class SchemaMigratorTest extends DbTest {
                     .as("the invalid leftover, before")
                     .isOne();
 
-            MigrationResult r = Baton.migrate(pool, fresh);
+            MigrationResult r = SchemaMigrator.migrate(pool, fresh, 14);
             assertThat(r.applied()).containsExactly("V14__idempotency_index_on_keys.sql");
 
             assertThat(count("SELECT count(*) FROM " + fresh + ".job")).isEqualTo(10);
@@ -311,12 +311,53 @@ class SchemaMigratorTest extends DbTest {
         }
     }
 
+    /**
+     * Version 15 has autovacuum visit the job table after 1 % of its rows died, not 20 % (decision 0033), and
+     * keeps a value an operator set on that table before. Removing the script's check for an existing value
+     * (setting 0.01 always) failed the second half: the operator's 0.05 was overwritten.
+     */
+    @Test
+    void version15SetsTheJobTablesAutovacuumScaleFactorAndKeepsAnOperatorsOwn() throws Exception {
+        String fresh = PG.freshSchemaName();
+        String tuned = PG.freshSchemaName();
+        try {
+            Baton.migrate(pool, fresh);
+            assertThat(jobTableOptions(fresh)).containsExactly("autovacuum_vacuum_scale_factor=0.01");
+
+            SchemaMigrator.migrate(pool, tuned, 14);
+            try (Connection c = pool.getConnection()) {
+                c.setAutoCommit(true);
+                Jdbc.execute(
+                        c,
+                        "ALTER TABLE " + tuned + ".job SET (autovacuum_vacuum_scale_factor = 0.05, fillfactor = 90)");
+            }
+            Baton.migrate(pool, tuned);
+            assertThat(jobTableOptions(tuned))
+                    .containsExactlyInAnyOrder("autovacuum_vacuum_scale_factor=0.05", "fillfactor=90");
+        } finally {
+            PG.dropSchema(fresh);
+            PG.dropSchema(tuned);
+        }
+    }
+
     @Test
     void migratingToAVersionThisBatonDoesNotKnowIsRefused() {
         assertThatThrownBy(() -> SchemaMigrator.migrate(pool, schema, Baton.schemaVersion() + 1))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("target schema version must be between 1 and " + Baton.schemaVersion() + ", but was "
                         + (Baton.schemaVersion() + 1));
+    }
+
+    private List<String> jobTableOptions(String schema) throws Exception {
+        try (Connection c = pool.getConnection();
+                var ps = c.prepareStatement(
+                        "SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = to_regclass(? || '.job')")) {
+            ps.setString(1, schema);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return List.of((String[]) rs.getArray(1).getArray());
+            }
+        }
     }
 
     private long uniqueConstraintsOfTheJobTable(String schema) throws Exception {

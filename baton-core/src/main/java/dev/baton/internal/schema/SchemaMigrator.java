@@ -38,7 +38,8 @@ public final class SchemaMigrator {
             "V11__key_order.sql",
             "V12__operator_controls.sql",
             "V13__cheaper_queue_check.sql",
-            "V14__idempotency_index_on_keys.sql");
+            "V14__idempotency_index_on_keys.sql",
+            "V15__job_autovacuum_follows_the_work.sql");
 
     public static final int CURRENT_VERSION = SCRIPTS.size();
     /**
@@ -47,9 +48,10 @@ public final class SchemaMigrator {
      * started during a rolling deploy is not refused a schema it can use. Recorded from version 5 on and
      * read by code of version 5 and later: code before version 5 refuses any newer schema, and version 5
      * itself needs version 5 code (older code would create a pruned lease again at generation 1). Version 14
-     * needs version 13 code, the first whose idempotency statements name the predicate of version 14's index.
+     * needs version 13 code, the first whose idempotency statements name the predicate of version 14's index;
+     * version 15 only changes the job table's autovacuum setting.
      */
-    public static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 13);
+    public static final List<Integer> READABLE_BY = List.of(1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 13, 13);
 
     private SchemaMigrator() {}
 
