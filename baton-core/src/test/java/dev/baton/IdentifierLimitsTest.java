@@ -98,6 +98,24 @@ class IdentifierLimitsTest extends LeadershipDbTest {
                 .extracting(ScheduleInfo::name)
                 .containsExactly(scheduleName);
 
+        // A batch large enough for COPY in binary format (100 jobs or more without idempotency keys), the same
+        // names at their limits, a concurrency key on half of it: every job stored as sent and run.
+        List<JobRequest> batch = new java.util.ArrayList<>();
+        List<String> sent = new java.util.ArrayList<>();
+        for (int i = 0; i < 120; i++) {
+            sent.add("batch " + i + " " + payload);
+            JobRequest r = JobRequest.of(kind, sent.get(i)).queue(queue);
+            batch.add(i % 2 == 0 ? r.concurrencyKey(longest("conc-" + (i % 4) + "-")) : r);
+        }
+        List<EnqueueResult> copied = a.jobs().enqueueAll(batch);
+        assertThat(copied)
+                .hasSize(batch.size())
+                .allSatisfy(r -> assertThat(r.created()).isTrue());
+        assertThat(a.jobs().get(copied.get(0).id()).orElseThrow())
+                .satisfies(j -> assertThat(j.kind()).isEqualTo(kind))
+                .satisfies(j -> assertThat(j.queue()).isEqualTo(queue));
+        Awaitility.await().atMost(WAIT).until(() -> payloads.containsAll(sent));
+
         // Leases: the longest name, fenced writes, a hand-off to a second node woken by the release.
         try (Connection c = pool.getConnection()) {
             Jdbc.execute(

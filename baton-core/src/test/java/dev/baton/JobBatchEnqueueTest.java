@@ -121,6 +121,47 @@ class JobBatchEnqueueTest extends JobBehaviourTestBase {
     }
 
     /**
+     * Several threads of one process copying batches at once, as request threads of one service do: every job
+     * stored once, under its own id, none lost; each thread's ids ascend in its order. The ids are reserved from
+     * the sequence before each COPY, so the threads' batches interleave in the table without a conflict.
+     */
+    @Test
+    void severalThreadsCopyingAtOnceStoreEveryJobOnce() throws Exception {
+        Jobs jobs = jobsClient();
+        int threads = 4;
+        int batches = 3;
+        int size = 250;
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<List<Long>>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    List<Long> ids = new ArrayList<>();
+                    for (int b = 0; b < batches; b++) {
+                        for (EnqueueResult r : jobs.enqueueAll(requests(size, Instant.now()))) {
+                            assertThat(r.created()).isTrue();
+                            ids.add(r.id());
+                        }
+                    }
+                    return ids;
+                }));
+            }
+            List<Long> all = new ArrayList<>();
+            for (var f : results) {
+                List<Long> ids = f.get(1, java.util.concurrent.TimeUnit.MINUTES);
+                assertThat(ids).hasSize(batches * size).isSorted();
+                all.addAll(ids);
+            }
+            assertThat(all).doesNotHaveDuplicates();
+            assertThat(jobCount()).isEqualTo((long) threads * batches * size);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
      * A COPY inside the caller's transaction exists only if it commits; a bad row writes nothing.
      *
      * <p>Protection removed to see it fail: the cancel in {@code BinaryCopy.close}: after the run-at the client
