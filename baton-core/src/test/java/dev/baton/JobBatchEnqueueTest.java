@@ -124,6 +124,9 @@ class JobBatchEnqueueTest extends JobBehaviourTestBase {
      * Several threads of one process copying batches at once, as request threads of one service do: every job
      * stored once, under its own id, none lost; each thread's ids ascend in its order. The ids are reserved from
      * the sequence before each COPY, so the threads' batches interleave in the table without a conflict.
+     *
+     * <p>Protection removed to see it fail: the sequence in {@code reserve_ids} replaced by the table's highest id
+     * plus one: two threads took the same ids and a batch failed on job_pkey.
      */
     @Test
     void severalThreadsCopyingAtOnceStoreEveryJobOnce() throws Exception {
