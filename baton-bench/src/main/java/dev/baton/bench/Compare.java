@@ -997,7 +997,7 @@ final class Compare {
     /**
      * The first pending backlog alone (A) and beside {@code growthFinished} finished jobs (B), loaded side by side
      * in two schemas, measured in {@code growthPairs} pairs whose order alternates (AB, BA, AB, ...), so that a
-     * drift of the machine within the run reaches both sides alike. Each pair's ratio B ÷ A is printed and noted;
+     * drift of the machine within the run reaches both sides alike. Each pair's ratio B ÷ A is printed and recorded;
      * their median and range say how close the two are, at a resolution the separate cases do not reach.
      */
     private void growthPaired(JobSystem s) throws Exception {

@@ -271,6 +271,25 @@ final class CompareReport {
                         f.seconds() <= 4.0 ? "yes" : "**no**"));
             }
         }
+        for (CompareResults.Latency l : r.latency) {
+            if (!l.system().equals(BATON)) {
+                continue;
+            }
+            boolean idle = l.mode().equals("idle");
+            boolean all = l.started() == l.probes();
+            md.append(String.format(
+                    Locale.ROOT,
+                    idle
+                            ? "| idle enqueue → start p50 ≤ 2 ms and p99 ≤ 10 ms | p50 %.1f ms, p99 %.1f ms (%d/%d probes"
+                                    + " started) | %s |%n"
+                            : "| enqueue → start p99 ≤ 25 ms " + l.mode() + " | p50 %.1f ms, p99 %.1f ms (%d/%d probes"
+                                    + " started) | %s |%n",
+                    l.p50(),
+                    l.p99(),
+                    l.started(),
+                    l.probes(),
+                    all && (idle ? l.p50() <= 2 && l.p99() <= 10 : l.p99() <= 25) ? "yes" : "**no**"));
+        }
         for (CompareResults.Idle i : r.idle) {
             if (i.system().equals(BATON)) {
                 md.append(String.format(

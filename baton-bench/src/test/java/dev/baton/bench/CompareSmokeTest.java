@@ -183,6 +183,28 @@ class CompareSmokeTest {
     }
 
     @Test
+    void latencyTargetsAreJudgedInTheTargetTable() {
+        Compare c = Compare.parse(new String[] {"--quick", "--phases", "latency"});
+        CompareResults r = new CompareResults();
+        r.startedAt = java.time.Instant.now();
+        r.mode = "test";
+        r.machine = java.util.Map.of();
+        r.settings = java.util.Map.of();
+        r.latency.add(new CompareResults.Latency("Baton", "idle", 1000, 1000, 1.9, 6.4, 12.0));
+        r.latency.add(new CompareResults.Latency("Baton", "under load (8000 jobs/s)", 1000, 1000, 2.6, 31.5, 80.0));
+        assertThat(CompareReport.markdown(r, c))
+                .contains(
+                        "| idle enqueue → start p50 ≤ 2 ms and p99 ≤ 10 ms | p50 1.9 ms, p99 6.4 ms (1000/1000 probes"
+                                + " started) | yes |",
+                        "| enqueue → start p99 ≤ 25 ms under load (8000 jobs/s) | p50 2.6 ms, p99 31.5 ms (1000/1000"
+                                + " probes started) | **no** |");
+        r.latency.set(0, new CompareResults.Latency("Baton", "idle", 1000, 999, 1.9, 6.4, 12.0));
+        assertThat(CompareReport.markdown(r, c))
+                .as("a probe that never started misses the target")
+                .contains("(999/1000 probes started) | **no** |");
+    }
+
+    @Test
     void latencyProbesAndLoadRateOverrideTheModeAndRefuseNonPositiveValues() {
         Compare c = Compare.parse(new String[] {"--quick", "--latency-probes", "1000", "--load-rate", "4000"});
         assertThat(c.latencyProbes).isEqualTo(1000);
