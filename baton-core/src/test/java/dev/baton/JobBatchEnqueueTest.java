@@ -172,7 +172,7 @@ class JobBatchEnqueueTest extends JobBehaviourTestBase {
      * the COPY left open (the test hung and was stopped).
      */
     @Test
-    void aCopiedBatchIsAllOrNothing() throws Exception {
+    void J10_aCopiedBatchIsAllOrNothing() throws Exception {
         Jobs jobs = jobsClient();
         try (Connection tx = appPool.getConnection()) {
             tx.setAutoCommit(false);

@@ -12,7 +12,6 @@ import org.junit.jupiter.api.Test;
 class CompareSmokeTest {
     @Test
     void everySystemRunsEveryJobOfABacklog() throws Exception {
-        String url = System.getenv("BATON_JDBC_URL");
         // The peers find their tables through a per-connection search_path, which transaction pooling
         // (PgBouncer) does not keep; Baton and the ceiling qualify every table with its schema.
         String systems = "transaction".equals(System.getenv("BATON_POOLED"))
@@ -21,12 +20,7 @@ class CompareSmokeTest {
         Compare c = Compare.parse(
                 new String[] {"--quick", "--phases", "throughput", "--jobs", "300", "--nodes", "2", "--systems", systems
                 });
-        CompareResults r = new CompareResults();
-        r.startedAt = java.time.Instant.now();
-        r.mode = "test";
-        try (Database db = Database.open(url, null)) {
-            c.run(db, r);
-        }
+        CompareResults r = run(c);
         int n = systems.split(",").length;
         assertThat(r.throughput).hasSize(n).allSatisfy(t -> {
             assertThat(t.capped()).as(t.system() + " capped").isFalse();
@@ -56,12 +50,7 @@ class CompareSmokeTest {
             "10,50"
         });
         c.maxBacklog = 3_000; // a backlog that runs out within the window: the rate counts up to its last start
-        CompareResults r = new CompareResults();
-        r.startedAt = java.time.Instant.now();
-        r.mode = "test";
-        try (Database db = Database.open(System.getenv("BATON_JDBC_URL"), null)) {
-            c.run(db, r);
-        }
+        CompareResults r = run(c);
         assertThat(r.ceilingSweep).extracting(CompareResults.Sweep::batch).containsExactly(10, 50);
         assertThat(r.throughput).hasSize(4).allSatisfy(t -> {
             assertThat(t.rate()).as(t.system() + " run " + t.rep()).isPositive();
@@ -92,12 +81,7 @@ class CompareSmokeTest {
             "--repeat",
             "2"
         });
-        CompareResults r = new CompareResults();
-        r.startedAt = java.time.Instant.now();
-        r.mode = "test";
-        try (Database db = Database.open(System.getenv("BATON_JDBC_URL"), null)) {
-            c.run(db, r);
-        }
+        CompareResults r = run(c);
         // Each backlog warmed once, then measured twice, on samples of at most a quarter of it: none runs dry.
         assertThat(r.growth)
                 .extracting(CompareResults.Growth::backlog, CompareResults.Growth::sample)
@@ -139,12 +123,7 @@ class CompareSmokeTest {
             "--growth-pairs",
             "2"
         });
-        CompareResults r = new CompareResults();
-        r.startedAt = java.time.Instant.now();
-        r.mode = "test";
-        try (Database db = Database.open(System.getenv("BATON_JDBC_URL"), null)) {
-            c.run(db, r);
-        }
+        CompareResults r = run(c);
         // The backlog alone once as before, then two pairs in alternating order: AB, then BA.
         assertThat(r.growth)
                 .extracting(CompareResults.Growth::backlog)
@@ -219,5 +198,16 @@ class CompareSmokeTest {
         Compare half = Compare.parse(new String[] {"--quick", "--load-rate", "half"});
         assertThat(half.loadHalf).isTrue();
         assertThat(half.loadRateOption).isNull();
+    }
+
+    /** One compare run of {@code c} on the test database (BATON_JDBC_URL, or embedded). */
+    private static CompareResults run(Compare c) throws Exception {
+        CompareResults r = new CompareResults();
+        r.startedAt = java.time.Instant.now();
+        r.mode = "test";
+        try (Database db = Database.open(System.getenv("BATON_JDBC_URL"), null)) {
+            c.run(db, r);
+        }
+        return r;
     }
 }
