@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.testkit.CheckResult;
 import dev.baton.testkit.FaultProxy;
 import dev.baton.testkit.HistoryRecorder;
@@ -138,6 +139,85 @@ class LeadershipFaultTest extends LeadershipDbTest {
                 .untilAsserted(() -> assertThat(aCoord.getHikariPoolMXBean().getActiveConnections())
                         .as("coordination connections still borrowed after stop()")
                         .isZero());
+    }
+
+    /**
+     * L06 (the node's own maintenance term): A leads Baton's maintenance through a black-holed proxy whose
+     * connections have no socket timeout (as the CLI's and most applications' pools have none), so a pass of
+     * its rescuer waits on a socket that never answers. When A's term ends at its deadline, every maintenance
+     * service's thread must end too: a term that cannot end holds the node's graceful stop (a chaos run saw
+     * a SIGTERM wait 35 s for it) and its connection.
+     *
+     * <p>Protection removed to see it fail: the abort in {@code Service.stop()} ({@code calls.abort()} replaced
+     * by null): the rescuer's thread stayed in {@code PGStream} reading the black-holed socket, and the await
+     * for the maintenance threads to end timed out.
+     */
+    @Test
+    void L06_blackHoledMaintenanceLeaderEndsItsServicesWithItsTerm() throws Exception {
+        Set<Thread> before = maintenanceThreads();
+        FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
+        String via = withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "connectTimeout=2&loginTimeout=2");
+        HikariDataSource aMain = pool("l06-m-a-main", via, 4, Duration.ofSeconds(1));
+        HikariDataSource aCoord = pool("l06-m-a-coord", via, 4, Duration.ofSeconds(1));
+        Baton a = start(nodeBuilder("l06-m-a", aMain)
+                .coordinationDataSource(aCoord)
+                .maintenance(fastLeadership())
+                .worker(WorkerConfig.builder()
+                        .queue("default", 1)
+                        .rescueInterval(Duration.ofMillis(100))
+                        .build())
+                .handle("l06-m", Map.class, (payload, ctx) -> {}));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> lease(MaintenanceTask.LEASE)
+                        .owner()
+                        .filter("l06-m-a"::equals)
+                        .isPresent());
+        Set<Thread> services = new LinkedHashSet<>(maintenanceThreads());
+        services.removeAll(before);
+        assertThat(services).as("A's maintenance services").isNotEmpty();
+
+        proxy.blackHole();
+        try {
+            await().atMost(WAIT).until(() -> services.stream().anyMatch(LeadershipFaultTest::readingFromTheServer));
+            await().atMost(WAIT)
+                    .untilAsserted(() -> assertThat(services.stream().filter(Thread::isAlive))
+                            .as("A's maintenance threads after its term's deadline")
+                            .isEmpty());
+        } finally {
+            proxy.heal();
+        }
+        // Healthy again: A's pools got their connections back and its maintenance runs again.
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(aMain.getHikariPoolMXBean().getActiveConnections())
+                        .as("main connections still borrowed")
+                        .isLessThanOrEqualTo(1));
+        await().atMost(WAIT)
+                .until(() -> maintenanceThreads().stream().anyMatch(t -> !before.contains(t) && !services.contains(t)));
+        assertThat(a.jobs().enqueue(JobRequest.of("l06-m", Map.of())).id()).isPositive();
+    }
+
+    private static final Set<String> MAINTENANCE =
+            Set.of("baton-rescuer", "baton-pruner", "baton-coordination-purger", "baton-scheduler");
+
+    private static Set<Thread> maintenanceThreads() {
+        Set<Thread> found = new LinkedHashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && MAINTENANCE.contains(t.getName())) {
+                found.add(t);
+            }
+        }
+        return found;
+    }
+
+    /** The thread waits in the PostgreSQL driver for an answer. */
+    private static boolean readingFromTheServer(Thread t) {
+        for (StackTraceElement e : t.getStackTrace()) {
+            if (e.getClassName().startsWith("org.postgresql.core.")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -54,6 +54,8 @@ public final class Db {
      * refer to their key, so a data source closed and dropped by the application is forgotten here too.
      */
     private static final Map<DataSource, AtomicReference<Defaults>> DEFAULTS = new WeakHashMap<>();
+    /** The calls of this thread a stop may abort ({@link InFlight}), if it is tracked. */
+    private static final ThreadLocal<InFlight> IN_FLIGHT = new ThreadLocal<>();
 
     /** Work on a connection. */
     @FunctionalInterface
@@ -91,7 +93,16 @@ public final class Db {
     /** Borrows a connection and runs {@code work} on it (see {@link #callOn}). */
     public <T> T call(String what, Work<T> work) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
-            return callOn(c, what, work);
+            InFlight calls = IN_FLIGHT.get();
+            if (calls == null) {
+                return callOn(c, what, work);
+            }
+            calls.begin(c, what);
+            try {
+                return callOn(c, what, work);
+            } finally {
+                calls.end();
+            }
         }
     }
 
@@ -129,7 +140,74 @@ public final class Db {
     /** Like {@link #transaction(String, Work)}; {@code hint} ends the message of an unknown outcome. */
     public <T> T transaction(String what, String hint, Work<T> work) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
-            return transactionOn(c, what, hint, work);
+            InFlight calls = IN_FLIGHT.get();
+            if (calls == null) {
+                return transactionOn(c, what, hint, work);
+            }
+            calls.begin(c, what);
+            try {
+                return transactionOn(c, what, hint, work);
+            } finally {
+                calls.end();
+            }
+        }
+    }
+
+    /**
+     * The calls ({@link #call}, {@link #transaction}) of the threads that {@link #track} it, so that whoever
+     * stops those threads can {@link #abort} a call that never answers: a statement on a black-holed
+     * connection waits for its socket forever, and neither an interrupt nor a query timeout (whose cancel
+     * request needs a new connection) ends it. After {@link #abort} every later call of those threads fails
+     * at once. Thread-safe.
+     */
+    public static final class InFlight {
+        private Connection connection;
+        private String what;
+        private boolean aborted;
+
+        /** Tracks the calls of the current thread in {@code calls} (null: no longer tracked); returns the previous. */
+        public static InFlight track(InFlight calls) {
+            InFlight previous = IN_FLIGHT.get();
+            if (calls == null) {
+                IN_FLIGHT.remove();
+            } else {
+                IN_FLIGHT.set(calls);
+            }
+            return previous;
+        }
+
+        private synchronized void begin(Connection c, String what) throws SQLException {
+            if (aborted) {
+                throw new SQLException(
+                        what + ": not started, the service was stopped and gave up waiting for its database calls",
+                        "08003");
+            }
+            this.connection = c;
+            this.what = what;
+        }
+
+        private synchronized void end() {
+            connection = null;
+            what = null;
+        }
+
+        /**
+         * Aborts the call in flight, if any (its connection's socket is closed: the call fails at once), and
+         * makes every later call fail before it starts. Returns what the aborted call was doing, or null.
+         */
+        public synchronized String abort() {
+            aborted = true;
+            Connection c = connection;
+            String was = what;
+            connection = null;
+            if (c != null) {
+                try {
+                    c.abort(Runnable::run);
+                } catch (SQLException | RuntimeException e) {
+                    Jdbc.closeQuietly(c);
+                }
+            }
+            return was;
         }
     }
 

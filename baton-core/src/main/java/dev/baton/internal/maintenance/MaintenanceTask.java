@@ -41,8 +41,11 @@ public final class MaintenanceTask implements LeaderTask {
         } finally {
             // The term's end interrupts this thread: clear the flag while stopping, so each stop waits for its
             // service's thread (a pass under way) instead of giving up at once.
+            // Every service is told first, so they end together: a term ends within one stop's grace even
+            // when every service's pass waits on a connection that no longer answers.
             boolean interrupted = Thread.interrupted();
             try {
+                running.forEach(Service::requestStop);
                 for (Service s : running) {
                     s.stop();
                 }

@@ -1,5 +1,6 @@
 package dev.baton.internal.service;
 
+import dev.baton.internal.db.Db;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -20,6 +21,16 @@ public abstract class Service {
     /** How long a service waits after a failed pass before it tries again. */
     public static final long RETRY_AFTER_FAILURE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+    /**
+     * How long {@link #stop()} waits for the pass under way before it aborts the pass's database call: every
+     * statement of a service is a bounded batch that takes milliseconds, so one still unanswered after this
+     * waits for a connection that no longer answers (a black hole).
+     */
+    public static final long STOP_GRACE_MILLIS = 5_000;
+
+    /** How long {@link #stop()} waits for the thread once its call was aborted, before abandoning it. */
+    private static final long ABANDON_AFTER_MILLIS = 30_000;
+
     private final String name;
     protected final LongSupplier ticker;
     private final Object signal = new Object();
@@ -29,6 +40,8 @@ public abstract class Service {
     private volatile boolean running;
     private Thread thread;
     private boolean started;
+    /** The database calls of the service's thread and of {@link #afterLastPass()}. */
+    private final Db.InFlight calls = new Db.InFlight();
 
     public Service(String name, LongSupplier ticker) {
         this.name = name;
@@ -70,26 +83,55 @@ public abstract class Service {
     }
 
     /**
-     * Ends the loop: the pass under way finishes, the next does not start. Waits for the thread (at
-     * most 30 s: a pass stuck in a call it cannot leave is abandoned to its daemon thread), then runs
-     * {@link #afterLastPass()}. A second call does nothing.
+     * Ends the loop: the pass under way finishes, the next does not start. Waits for the thread, then runs
+     * {@link #afterLastPass()}. A pass still in a database call after {@value #STOP_GRACE_MILLIS} ms has that
+     * call aborted (its connection closed), and every later call of the service, {@code afterLastPass}'s
+     * included, fails at once; a thread that still does not end (stuck outside the database) is abandoned to
+     * its daemon thread after 30 s more. A second call does nothing.
      */
     public final void stop() {
+        requestStop();
         Thread t;
+        synchronized (this) {
+            t = thread;
+            thread = null;
+        }
+        if (t == null) {
+            return; // never started, or another stop() has it
+        }
+        if (t != Thread.currentThread()) {
+            join(t, STOP_GRACE_MILLIS);
+            if (t.isAlive()) {
+                String call = calls.abort();
+                log.warn(
+                        "{}: its pass still ran {} ms after the stop{}",
+                        name,
+                        STOP_GRACE_MILLIS,
+                        call != null ? "; aborted its database call (" + call + ")" : "");
+                join(t, ABANDON_AFTER_MILLIS);
+            }
+        }
+        Db.InFlight caller = Db.InFlight.track(calls);
+        try {
+            afterLastPass();
+        } finally {
+            Db.InFlight.track(caller);
+        }
+    }
+
+    /**
+     * Tells the loop to end without waiting for it: the pass under way finishes, the next does not start.
+     * {@link #stop()} then waits; requesting the stop of several services first lets them end together.
+     */
+    public final void requestStop() {
         synchronized (this) {
             if (!running) {
                 return;
             }
             running = false;
-            t = thread;
-            thread = null;
         }
         onStopRequested();
         wake();
-        if (t != Thread.currentThread()) {
-            join(t);
-        }
-        afterLastPass();
     }
 
     /** True from {@link #start()} until {@link #stop()}. */
@@ -111,6 +153,7 @@ public abstract class Service {
     }
 
     private void loop() {
+        Db.InFlight.track(calls);
         try {
             beforeFirstPass();
             while (running) {
@@ -154,12 +197,9 @@ public abstract class Service {
         }
     }
 
-    private static void join(Thread t) {
-        if (t == null) {
-            return;
-        }
+    private static void join(Thread t, long millis) {
         try {
-            t.join(30_000);
+            t.join(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
