@@ -118,12 +118,13 @@ final class ChaosRun {
             case PAUSE, KILL, GRACEFUL_RESTART, TERMINATE_BACKEND -> true;
             default -> false;
         };
-        if (needsProcess && (!n.alive() || n.paused)) {
-            // An earlier fault on this node ran late (a slow SIGTERM): its process is not there to hit.
+        if (needsProcess && (!n.alive() || n.paused || n.stopping)) {
+            // An earlier fault on this node is still under way (a slow SIGTERM): its process is not there to hit.
             synchronized (injected) {
                 skipped++;
             }
-            say("skipped   " + f.describe().trim() + " (" + n.id + " is " + (n.paused ? "paused" : "down") + ")");
+            String state = !n.alive() ? "down" : n.paused ? "paused" : "stopping";
+            say("skipped   " + f.describe().trim() + " (" + n.id + " is " + state + ")");
             return;
         }
         say("FAULT " + f.describe());

@@ -45,6 +45,8 @@ final class NodeFleet implements AutoCloseable {
         volatile Process process;
         volatile OutputStream stdin; // kept open: the node exits when it closes (when this JVM dies)
         volatile boolean paused;
+        /** SIGTERM sent to the current process: it drains and exits (or is killed after the grace). */
+        volatile boolean stopping;
 
         Node(String id, String url) {
             this.id = id;
@@ -134,6 +136,7 @@ final class NodeFleet implements AutoCloseable {
         n.process = p;
         n.stdin = p.getOutputStream();
         n.paused = false;
+        n.stopping = false;
         everyProcess.add(p);
         Thread reader = new Thread(() -> read(n, p), "baton-node-" + n.id + "-reader");
         reader.setDaemon(true);
@@ -158,9 +161,15 @@ final class NodeFleet implements AutoCloseable {
         n.paused = true;
     }
 
-    /** SIGCONT. */
+    /** SIGCONT; nothing to do when the process has ended meanwhile (a SIGKILL works on a stopped process). */
     void resume(Node n) throws IOException {
-        signal(n, "CONT");
+        try {
+            signal(n, "CONT");
+        } catch (IOException e) {
+            if (n.alive()) {
+                throw e;
+            }
+        }
         n.paused = false;
     }
 
@@ -183,6 +192,7 @@ final class NodeFleet implements AutoCloseable {
         if (n.paused) {
             resume(n);
         }
+        n.stopping = true;
         n.process.toHandle().destroy();
     }
 
