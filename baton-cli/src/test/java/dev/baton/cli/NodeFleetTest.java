@@ -48,7 +48,7 @@ class NodeFleetTest {
     /**
      * The heal of a pause whose process was killed meanwhile (its SIGTERM's grace ran out) has nothing to
      * resume. Protection removed to see it fail: the alive check around the SIGCONT in {@code NodeFleet.resume}:
-     * "kill -CONT 4711 failed: No such process", which a chaos run reported as a fault it could not inject.
+     * "kill -CONT 4711 failed: kill: (4711): No such process", which a chaos run reported as a fault it could not inject.
      */
     @Test
     void E03_resumingAPausedNodeWhoseProcessEndedMeanwhileIsNotAnError() throws Exception {
