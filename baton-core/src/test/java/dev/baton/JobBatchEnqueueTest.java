@@ -2,17 +2,26 @@ package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import dev.baton.internal.job.JobStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * Large batches without idempotency keys are written by COPY (JobStore.enqueueByCopy), smaller ones and
@@ -197,5 +206,86 @@ class JobBatchEnqueueTest extends JobBehaviourTestBase {
         assertThat(jobCount()).isZero();
         assertThat(jobs.enqueueAll(requests(150, Instant.now()))).hasSize(150);
         assertThat(jobCount()).isEqualTo(150);
+    }
+    /**
+     * A copied batch wakes its queues' workers when its rows are there, and never for rows that were not
+     * written: in a transaction the notification goes with the id reservation and is delivered at the commit
+     * (or dropped by the rollback); a connection in auto-commit mode notifies after the rows committed.
+     *
+     * <p>Protections removed to see it fail: the notification in {@code reserve_ids_and_notify} (the plain
+     * {@code reserve_ids} in a transaction too): no notification for the committed batch, and the await timed
+     * out. The order in auto-commit mode (the notification with the reservation there as well): the listener
+     * found fewer than 1,000 of the batch's rows when the notification arrived.
+     */
+    @Test
+    void aCopiedBatchWakesItsQueuesWhenItsRowsAreThereAndNeverForRowsNotWritten() throws Exception {
+        Assumptions.assumeFalse(PG.pooled(), "LISTEN through a transaction pooler loses notifications");
+        Jobs jobs = jobsClient();
+        List<String> heard = new CopyOnWriteArrayList<>();
+        List<Long> rowsWhenHeard = new CopyOnWriteArrayList<>();
+        try (Connection listen = PG.connect()) {
+            try (Statement st = listen.createStatement()) {
+                st.execute("LISTEN \"" + JobStore.channel(schema) + "\"");
+            }
+            // Counts the queue's rows the moment its notification arrives.
+            PGConnection pg = listen.unwrap(PGConnection.class);
+            AtomicBoolean done = new AtomicBoolean();
+            Thread listener = new Thread(() -> {
+                try {
+                    while (!done.get()) {
+                        PGNotification[] got = pg.getNotifications(10);
+                        for (PGNotification n : got == null ? new PGNotification[0] : got) {
+                            rowsWhenHeard.add(queueCount(n.getParameter()));
+                            heard.add(n.getParameter());
+                        }
+                    }
+                } catch (SQLException e) {
+                    heard.add("failed: " + e.getMessage());
+                }
+            });
+            listener.start();
+            // Rolled back: never heard. Then committed in a transaction: heard once the rows are there.
+            try (Connection tx = appPool.getConnection()) {
+                tx.setAutoCommit(false);
+                jobs.enqueueAll(tx, batchOf(150, "rolled-back"));
+                tx.rollback();
+                jobs.enqueueAll(tx, batchOf(150, "in-tx"));
+                tx.commit();
+            }
+            await().atMost(WAIT).until(() -> heard.contains("in-tx"));
+            assertThat(heard).as("queues heard").containsExactly("in-tx");
+
+            // Auto-commit: the rows commit first, the notification after them.
+            try (Connection c = appPool.getConnection()) {
+                c.setAutoCommit(true);
+                jobs.enqueueAll(c, batchOf(1000, "auto"));
+            }
+            await().atMost(WAIT).until(() -> heard.contains("auto"));
+            done.set(true);
+            listener.join();
+        }
+        assertThat(heard).containsExactly("in-tx", "auto");
+        assertThat(rowsWhenHeard)
+                .as("rows of the queue when its notification arrived")
+                .containsExactly(150L, 1000L);
+    }
+
+    private static List<JobRequest> batchOf(int n, String queue) {
+        List<JobRequest> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(JobRequest.of("kind.wake", new Item("#" + i)).queue(queue));
+        }
+        return out;
+    }
+
+    private long queueCount(String queue) throws SQLException {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + schema + ".job WHERE queue = ?")) {
+            ps.setString(1, queue);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 }

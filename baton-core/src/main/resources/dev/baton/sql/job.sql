@@ -53,6 +53,12 @@ SELECT id, idempotency_key, (SELECT count(*) FROM notified) AS n FROM ins ORDER 
 -- Before a COPY of jobs: :n job ids, in order, and the database's clock (the run_at of jobs due now).
 SELECT clock_timestamp() AS now, array(SELECT nextval('${schema}.job_id_seq') FROM generate_series(1, :n)) AS ids
 
+-- name: reserve_ids_and_notify
+-- reserve_ids and notify_queues in one statement, for a COPY inside a transaction: the notifications are
+-- delivered at its commit, with the rows, or never.
+SELECT clock_timestamp() AS now, array(SELECT nextval('${schema}.job_id_seq') FROM generate_series(1, :n)) AS ids,
+       (SELECT count(pg_notify(:channel, q)) FROM unnest(:queues::text[]) AS q) AS notified
+
 -- name: copy_jobs
 -- The rows of a batch without idempotency keys, in COPY's binary format (BinaryCopy), with the ids reserved
 -- above.

@@ -225,17 +225,34 @@ public final class JobStore {
 
     /**
      * Enqueues a batch without idempotency keys by COPY: the ids are reserved first (so the results keep the
-     * input order), the rows copied in one COPY (atomic: all or none), then the queues notified. Runs as it
-     * is in the caller's transaction, or as three statements each committing on its own: a reserved id that
-     * is never used leaves a gap, as a rolled-back insert does; a notify that fails costs a poll interval.
+     * input order), the rows copied in one COPY (atomic: all or none), and the queues notified. In a
+     * transaction (the caller's, or Baton's for {@code enqueueAll}) the notifications go with the reservation
+     * (two statements); otherwise three statements each commit on its own, the notification last: a reserved
+     * id that is never used leaves a gap, as a rolled-back insert does; a notify that fails costs a poll
+     * interval.
      * A job due now gets the database's clock of the reservation as its run_at (the array statement takes it
      * at the insert, a moment later).
      */
     private List<EnqueueResult> enqueueByCopy(Connection c, List<Encoded> batch) throws SQLException {
         int n = batch.size();
+        Map<List<String>, Integer> created = new LinkedHashMap<>();
+        List<String> queues = new ArrayList<>();
+        for (Encoded r : batch) {
+            if (created.merge(List.of(r.queue(), r.kind()), 1, Integer::sum) == 1 && !queues.contains(r.queue())) {
+                queues.add(r.queue());
+            }
+        }
+        // In a transaction the notifications wait for its commit, so they go with the reservation: one round
+        // trip less. Each statement committing on its own, they must follow the rows.
+        boolean notifyFirst = !c.getAutoCommit();
         Instant now;
         long[] ids = new long[n];
-        try (SqlCall q = sql.prepare(c, "reserve_ids").setInt("n", n)) {
+        try (SqlCall q = notifyFirst
+                ? sql.prepare(c, "reserve_ids_and_notify")
+                        .setInt("n", n)
+                        .setArray("queues", "text", queues.toArray(new String[0]))
+                        .setString("channel", channel)
+                : sql.prepare(c, "reserve_ids").setInt("n", n)) {
             ResultSet rs = q.query();
             rs.next();
             now = rs.getObject(1, java.time.OffsetDateTime.class).toInstant();
@@ -244,8 +261,6 @@ public final class JobStore {
                 ids[i] = a.getLong(2);
             }
         }
-        Map<List<String>, Integer> created = new LinkedHashMap<>();
-        List<String> queues = new ArrayList<>();
         try (BinaryCopy rows =
                 new BinaryCopy(c.unwrap(PGConnection.class).getCopyAPI().copyIn(sql.get("copy_jobs")))) {
             for (int i = 0; i < n; i++) {
@@ -263,12 +278,22 @@ public final class JobStore {
                         .text(r.concurrencyKey())
                         .bool(r.keyFifo())
                         .jsonb(r.metadataJson());
-                if (created.merge(List.of(r.queue(), r.kind()), 1, Integer::sum) == 1 && !queues.contains(r.queue())) {
-                    queues.add(r.queue());
-                }
             }
             rows.finish();
         }
+        if (!notifyFirst) {
+            notifyQueues(c, n, queues);
+        }
+        List<EnqueueResult> out = new ArrayList<>(n);
+        for (long id : ids) {
+            out.add(new EnqueueResult(id, true));
+        }
+        created.forEach((queueAndKind, count) -> metrics.jobsEnqueued(queueAndKind.get(0), queueAndKind.get(1), count));
+        return out;
+    }
+
+    /** After a COPY whose rows committed on their own: wakes the queues' workers. */
+    private void notifyQueues(Connection c, int n, List<String> queues) throws SQLException {
         try (SqlCall q = sql.prepare(c, "notify_queues")
                 .setArray("queues", "text", queues.toArray(new String[0]))
                 .setString("channel", channel)) {
@@ -281,12 +306,6 @@ public final class JobStore {
             // at their next poll instead of at once.
             log.warn("{} jobs enqueued, but their queues {} could not be notified: {}", n, queues, e.getMessage());
         }
-        List<EnqueueResult> out = new ArrayList<>(n);
-        for (long id : ids) {
-            out.add(new EnqueueResult(id, true));
-        }
-        created.forEach((queueAndKind, count) -> metrics.jobsEnqueued(queueAndKind.get(0), queueAndKind.get(1), count));
-        return out;
     }
 
     /**
