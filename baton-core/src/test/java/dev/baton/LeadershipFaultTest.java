@@ -6,9 +6,11 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.maintenance.MaintenanceTask;
+import dev.baton.internal.service.Hooks;
 import dev.baton.testkit.CheckResult;
 import dev.baton.testkit.FaultProxy;
 import dev.baton.testkit.HistoryRecorder;
+import dev.baton.testkit.PausePoints;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -199,6 +201,78 @@ class LeadershipFaultTest extends LeadershipDbTest {
         await().atMost(WAIT)
                 .until(() -> maintenanceThreads().stream().anyMatch(t -> !before.contains(t) && !services.contains(t)));
         assertThat(a.jobs().enqueue(JobRequest.of("l06-m", Map.of())).id()).isPositive();
+    }
+
+    /**
+     * L06 (a graceful stop during the partition): a node whose every connection is black-holed, with no socket
+     * timeout, is closed while its claimer waits on a socket that never answers.
+     * {@code close()} must return (the supervisor's grace is finite; a stop that hangs ends in SIGKILL) and
+     * leave none of its service threads behind.
+     *
+     * <p>Protection removed to see it fail: the abort in {@code Service.stop()} ({@code calls.abort()} replaced
+     * by null): close() did not return within the wait (each stuck service held it 30 s, and the abandoned
+     * threads stayed in the driver).
+     */
+    @Test
+    void L06_aBlackHoledNodeClosesWithoutWaitingForItsSockets() throws Exception {
+        Set<Thread> before = serviceThreads();
+        FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
+        String via = withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "connectTimeout=2&loginTimeout=2");
+        HikariDataSource aMain = pool("l06-c-a-main", via, 8, Duration.ofSeconds(1));
+        HikariDataSource aCoord = pool("l06-c-a-coord", via, 4, Duration.ofSeconds(1));
+        Baton a = start(nodeBuilder("l06-c-a", aMain)
+                .coordinationDataSource(aCoord)
+                .notifications(NotificationMode.POLL)
+                .maintenance(fastLeadership())
+                .worker(WorkerConfig.builder()
+                        .queue("default", 1)
+                        .pollInterval(Duration.ofMillis(50))
+                        .rescueInterval(Duration.ofMillis(100))
+                        .build())
+                .handle("l06-c", Map.class, (payload, ctx) -> {}));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() -> lease(MaintenanceTask.LEASE)
+                        .owner()
+                        .filter("l06-c-a"::equals)
+                        .isPresent());
+        Set<Thread> services = new LinkedHashSet<>(serviceThreads());
+        services.removeAll(before);
+
+        // The claimer's next claim goes out into the black hole (on the connection its last claim returned
+        // to the pool a moment ago, which the pool hands out again without a check).
+        PausePoints.Pause claim = points.arm(Hooks.Points.JOB_BEFORE_CLAIM);
+        claim.awaitReached(WAIT);
+        proxy.blackHole();
+        try {
+            claim.release();
+            await().atMost(WAIT).until(() -> readingFromTheServer(claim.thread()));
+            Thread closing = new Thread(a::close, "l06-closing");
+            closing.start();
+            await().atMost(WAIT)
+                    .untilAsserted(() -> assertThat(closing.isAlive())
+                            .as("close() still running")
+                            .isFalse());
+            assertThat(services.stream().filter(Thread::isAlive))
+                    .as("service threads after close()")
+                    .isEmpty();
+        } finally {
+            proxy.heal();
+        }
+    }
+
+    /** Every thread of a Baton background service (maintenance, claims, completions, heartbeats). */
+    private static Set<Thread> serviceThreads() {
+        Set<Thread> found = new LinkedHashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive()
+                    && (MAINTENANCE.contains(t.getName())
+                            || t.getName().startsWith("baton-claim-")
+                            || t.getName().equals("baton-job-completer"))) {
+                found.add(t);
+            }
+        }
+        return found;
     }
 
     private static final Set<String> MAINTENANCE =

@@ -197,6 +197,11 @@ public final class Db {
          */
         public synchronized String abort() {
             aborted = true;
+            return abortCurrent();
+        }
+
+        /** Aborts the call in flight, if any; later calls run. Returns what it was doing, or null. */
+        public synchronized String abortCurrent() {
             Connection c = connection;
             String was = what;
             connection = null;

@@ -17,6 +17,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,7 +83,7 @@ public final class JobProducer extends NotifiedService {
     /** 1 while a started handler thread has not yet taken its first ready attempt. */
     private final AtomicInteger starting = new AtomicInteger();
     /** Held while a claim statement runs; stopClaiming takes it to wait out a claim in flight. */
-    private final Object claimLock = new Object();
+    private final ReentrantLock claimLock = new ReentrantLock();
     /** Names the claim in an unknown-outcome message (built once, not per claim). */
     private final String claimWhat;
     /** Free slots that make a claim worth it right after a full one. */
@@ -169,15 +170,16 @@ public final class JobProducer extends NotifiedService {
         int claimed = 0;
         long claimStart = System.nanoTime();
         if (free > 0) {
-            synchronized (claimLock) {
+            claimLock.lock();
+            try {
                 if (!claiming || !gate.open()) {
                     return IDLE_NANOS;
                 }
-                try {
-                    claimed = claimOnce(free);
-                } catch (SQLException | RuntimeException e) {
-                    log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
-                }
+                claimed = claimOnce(free);
+            } catch (SQLException | RuntimeException e) {
+                log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
+            } finally {
+                claimLock.unlock();
             }
         }
         // With LISTEN active, enqueues wake us at once; polling is only the safety net.
@@ -357,8 +359,36 @@ public final class JobProducer extends NotifiedService {
      */
     void awaitClaimInFlight() {
         wake.signal();
-        synchronized (claimLock) {
-            // nothing to do: a claim in flight has finished, and the next one sees the new state
+        // A claim in flight has finished once the lock is free, and the next one sees the new state. One still
+        // waiting for its answer after the stop grace waits on a connection that no longer answers: its call is
+        // aborted, so neither a stop nor an operator's drain waits for a socket (a claim waiting for a pooled
+        // connection instead re-checks the state once it has one).
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    if (claimLock.tryLock(STOP_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
+                        claimLock.unlock();
+                        return;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    continue;
+                }
+                String call = abortCallInFlight();
+                if (call != null) {
+                    log.warn(
+                            "a claim from queue '{}' still waited for the database {} ms after claiming stopped; "
+                                    + "aborted its call ({})",
+                            queue,
+                            STOP_GRACE_MILLIS,
+                            call);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -269,6 +269,7 @@ public final class Worker {
             }
         }
         stopped = true;
+        queues.forEach(JobProducer::requestStop); // all at once: each may wait out its stop grace
         queues.forEach(JobProducer::stop);
         heartbeater.stop();
         completer.stop();

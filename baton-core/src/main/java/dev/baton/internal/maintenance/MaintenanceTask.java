@@ -39,20 +39,12 @@ public final class MaintenanceTask implements LeaderTask {
                 // the services work on their own threads until the term ends
             }
         } finally {
-            // The term's end interrupts this thread: clear the flag while stopping, so each stop waits for its
-            // service's thread (a pass under way) instead of giving up at once.
             // Every service is told first, so they end together: a term ends within one stop's grace even
-            // when every service's pass waits on a connection that no longer answers.
-            boolean interrupted = Thread.interrupted();
-            try {
-                running.forEach(Service::requestStop);
-                for (Service s : running) {
-                    s.stop();
-                }
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
+            // when every service's pass waits on a connection that no longer answers. (The term's end
+            // interrupts this thread; each stop still waits for its service's pass and keeps the flag.)
+            running.forEach(Service::requestStop);
+            for (Service s : running) {
+                s.stop();
             }
         }
     }

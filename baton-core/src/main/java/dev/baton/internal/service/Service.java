@@ -120,6 +120,15 @@ public abstract class Service {
     }
 
     /**
+     * Aborts the database call the service's thread has in flight, if any (it fails at once; later calls run).
+     * Returns what the call was doing, or null. For a wait on the pass that must stay bounded when the
+     * connection stops answering.
+     */
+    protected final String abortCallInFlight() {
+        return calls.abortCurrent();
+    }
+
+    /**
      * Tells the loop to end without waiting for it: the pass under way finishes, the next does not start.
      * {@link #stop()} then waits; requesting the stop of several services first lets them end together.
      */
@@ -197,11 +206,25 @@ public abstract class Service {
         }
     }
 
+    /**
+     * Waits up to {@code millis} for {@code t} to end. An interrupt does not cut the wait short (the stop of a
+     * leader term's services comes with one) but is kept for the caller.
+     */
     private static void join(Thread t, long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        boolean interrupted = false;
         try {
-            t.join(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            for (long left = millis * 1_000_000; t.isAlive() && left > 0; left = deadline - System.nanoTime()) {
+                try {
+                    TimeUnit.NANOSECONDS.timedJoin(t, left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
