@@ -209,9 +209,10 @@ class LeadershipFaultTest extends LeadershipDbTest {
      * {@code close()} must return (the supervisor's grace is finite; a stop that hangs ends in SIGKILL) and
      * leave none of its service threads behind.
      *
-     * <p>Protection removed to see it fail: the abort in {@code Service.stop()} ({@code calls.abort()} replaced
-     * by null): close() did not return within the wait (each stuck service held it 30 s, and the abandoned
-     * threads stayed in the driver).
+     * <p>Protection removed to see it fail: the abort in {@code JobProducer.awaitClaimInFlight()}
+     * ({@code abortCallInFlight()} replaced by null): close() stayed in the wait for the claim in flight, the
+     * await timed out, and the teardown's own close() then hung behind it (stopped by hand). Before this test,
+     * that wait had no bound at all: a node black-holed mid-claim never finished a graceful stop or a drain.
      */
     @Test
     void L06_aBlackHoledNodeClosesWithoutWaitingForItsSockets() throws Exception {
