@@ -205,7 +205,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
 
     /**
      * L06 (a graceful stop during the partition): a node whose every connection is black-holed, with no socket
-     * timeout, is closed while its claimer waits on a socket that never answers.
+     * timeout, is closed while its claimer waits on a socket that never answers, and its listening session's
+     * UNLISTEN will.
      * {@code close()} must return (the supervisor's grace is finite; a stop that hangs ends in SIGKILL) and
      * leave none of its service threads behind.
      *
@@ -221,9 +222,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
         String via = withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "connectTimeout=2&loginTimeout=2");
         HikariDataSource aMain = pool("l06-c-a-main", via, 8, Duration.ofSeconds(1));
         HikariDataSource aCoord = pool("l06-c-a-coord", via, 4, Duration.ofSeconds(1));
-        Baton a = start(nodeBuilder("l06-c-a", aMain)
+        Baton a = start(nodeBuilder("l06-c-a", aMain) // LISTEN through the proxy too (unless behind PgBouncer)
                 .coordinationDataSource(aCoord)
-                .notifications(NotificationMode.POLL)
                 .maintenance(fastLeadership())
                 .worker(WorkerConfig.builder()
                         .queue("default", 1)

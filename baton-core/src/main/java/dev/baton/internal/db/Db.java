@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.Objects;
 import java.util.WeakHashMap;
@@ -161,8 +162,12 @@ public final class Db {
      * at once. Thread-safe.
      */
     public static final class InFlight {
-        private Connection connection;
-        private String what;
+        /** A call in flight: its connection and what it does. */
+        private record Call(Connection connection, String what) {}
+
+        /** The calls in flight, innermost first (a call may run inside another: a listening session's probe). */
+        private final ArrayDeque<Call> calls = new ArrayDeque<>(2);
+
         private boolean aborted;
 
         /** Tracks the calls of the current thread in {@code calls} (null: no longer tracked); returns the previous. */
@@ -176,43 +181,47 @@ public final class Db {
             return previous;
         }
 
-        private synchronized void begin(Connection c, String what) throws SQLException {
+        /**
+         * {@code c} is in a call in flight from now until the matching {@link #end()} (a call that holds its
+         * connection for longer than one statement, such as a listening session, says so itself).
+         *
+         * @throws SQLException if the calls were aborted: nothing starts any more
+         */
+        public synchronized void begin(Connection c, String what) throws SQLException {
             if (aborted) {
                 throw new SQLException(
                         what + ": not started, the service was stopped and gave up waiting for its database calls",
                         "08003");
             }
-            this.connection = c;
-            this.what = what;
+            calls.push(new Call(c, what));
         }
 
-        private synchronized void end() {
-            connection = null;
-            what = null;
+        /** The innermost call ended (nothing, when an abort already took it). */
+        public synchronized void end() {
+            calls.pollFirst();
         }
 
         /**
-         * Aborts the call in flight, if any (its connection's socket is closed: the call fails at once), and
-         * makes every later call fail before it starts. Returns what the aborted call was doing, or null.
+         * Aborts the calls in flight, if any (their connections' sockets are closed: they fail at once), and
+         * makes every later call fail before it starts. Returns what the innermost call was doing, or null.
          */
         public synchronized String abort() {
             aborted = true;
             return abortCurrent();
         }
 
-        /** Aborts the call in flight, if any; later calls run. Returns what it was doing, or null. */
+        /** Aborts the calls in flight, if any; later calls run. Returns what the innermost was doing, or null. */
         public synchronized String abortCurrent() {
-            Connection c = connection;
-            String was = what;
-            connection = null;
-            if (c != null) {
+            Call innermost = calls.peekFirst();
+            for (Call call : calls) {
                 try {
-                    c.abort(Runnable::run);
+                    call.connection().abort(Runnable::run);
                 } catch (SQLException | RuntimeException e) {
-                    Jdbc.closeQuietly(c);
+                    Jdbc.closeQuietly(call.connection());
                 }
             }
-            return was;
+            calls.clear();
+            return innermost == null ? null : innermost.what();
         }
     }
 

@@ -237,6 +237,7 @@ public final class Worker {
         if (stopped) {
             return;
         }
+        unhandledKinds.requestStop(); // ends alongside the claims: each may wait out its stop grace
         stopClaiming();
         unhandledKinds.stop();
         long deadline = ticker.getAsLong() + config.drainTimeout().toNanos();

@@ -174,50 +174,13 @@ public final class Notifier extends Service implements AutoCloseable {
             return UNTIL_STOPPED;
         }
         try (Connection c = dataSource.getConnection()) {
-            // LISTEN takes effect at commit: run it in auto-commit mode. The connection goes back to the
-            // pool as it came and without registrations (a pooler would keep them on a shared session).
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(true);
-            NotificationReads.Undo reads = NotificationReads.tighten(c);
+            // The session's connection is the service's call in flight: a stop that finds it not answering
+            // (its UNLISTEN swallowed by a partition) aborts it instead of waiting for the socket.
+            calls().begin(c, "listening for notifications");
             try {
-                for (String channel : channels) {
-                    Jdbc.execute(c, "LISTEN \"" + channel + "\"");
-                }
-                PGConnection pg = c.unwrap(PGConnection.class);
-                if (mode == NotificationMode.AUTO && !probe(pg)) {
-                    ready.countDown();
-                    if (closed) {
-                        return UNTIL_STOPPED; // closed during the probe: nothing to report
-                    }
-                    log.warn(
-                            "LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
-                                    + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back "
-                                    + "to polling; hand-off after a release waits for the next poll. Configure a direct "
-                                    + "listenDataSource to get notifications.{}",
-                            probeChannel,
-                            PROBE_TIMEOUT,
-                            prepareHint(pg));
-                    return UNTIL_STOPPED;
-                }
-                listening = true;
-                if (listenedBefore) {
-                    wakeAll(); // a release may have been missed while reconnecting
-                }
-                listenedBefore = true;
-                ready.countDown();
-                while (!closed) {
-                    PGNotification[] batch = pg.getNotifications(POLL_MILLIS);
-                    if (batch != null) {
-                        for (PGNotification n : batch) {
-                            deliver(n.getName(), n.getParameter());
-                        }
-                    }
-                }
-                return 0; // closed: the service loop ends
+                return listen(c);
             } finally {
-                listening = false;
-                reads.close();
-                unlisten(c, autoCommit);
+                calls().end();
             }
         } catch (SQLException e) {
             listening = false;
@@ -235,6 +198,55 @@ public final class Notifier extends Service implements AutoCloseable {
             log.error("lease notification listener failed; polling covers the gap", e);
             ready.countDown();
             return RECONNECT_BACKOFF.toNanos();
+        }
+    }
+
+    /** The listening session on {@code c}. */
+    private long listen(Connection c) throws SQLException {
+        // LISTEN takes effect at commit: run it in auto-commit mode. The connection goes back to the
+        // pool as it came and without registrations (a pooler would keep them on a shared session).
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(true);
+        NotificationReads.Undo reads = NotificationReads.tighten(c);
+        try {
+            for (String channel : channels) {
+                Jdbc.execute(c, "LISTEN \"" + channel + "\"");
+            }
+            PGConnection pg = c.unwrap(PGConnection.class);
+            if (mode == NotificationMode.AUTO && !probe(pg)) {
+                ready.countDown();
+                if (closed) {
+                    return UNTIL_STOPPED; // closed during the probe: nothing to report
+                }
+                log.warn(
+                        "LISTEN on channel '{}' was accepted but a test notification did not arrive within {}: "
+                                + "this looks like a transaction-pooling connection pooler (PgBouncer). Falling back "
+                                + "to polling; hand-off after a release waits for the next poll. Configure a direct "
+                                + "listenDataSource to get notifications.{}",
+                        probeChannel,
+                        PROBE_TIMEOUT,
+                        prepareHint(pg));
+                return UNTIL_STOPPED;
+            }
+            listening = true;
+            if (listenedBefore) {
+                wakeAll(); // a release may have been missed while reconnecting
+            }
+            listenedBefore = true;
+            ready.countDown();
+            while (!closed) {
+                PGNotification[] batch = pg.getNotifications(POLL_MILLIS);
+                if (batch != null) {
+                    for (PGNotification n : batch) {
+                        deliver(n.getName(), n.getParameter());
+                    }
+                }
+            }
+            return 0; // closed: the service loop ends
+        } finally {
+            listening = false;
+            reads.close();
+            unlisten(c, autoCommit);
         }
     }
 
