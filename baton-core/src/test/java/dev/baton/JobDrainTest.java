@@ -155,7 +155,7 @@ class JobDrainTest extends JobBehaviourTestBase {
         Awaitility.await()
                 .atMost(WAIT)
                 .pollInterval(Duration.ofMillis(5))
-                .until(() -> !drainer.isAlive() || drainer.getState() == Thread.State.BLOCKED);
+                .until(() -> !drainer.isAlive() || waitsForTheClaim(drainer));
         AtomicBoolean claimReleased = new AtomicBoolean();
         if (drainer.isAlive()) {
             // The drain waits for the parked claim: let the claim finish, then the drain returns.
@@ -205,10 +205,7 @@ class JobDrainTest extends JobBehaviourTestBase {
 
         Thread drainer = new Thread(a::drain, "test-drainer");
         drainer.start();
-        Awaitility.await()
-                .atMost(WAIT)
-                .pollInterval(Duration.ofMillis(5))
-                .until(() -> drainer.getState() == Thread.State.BLOCKED);
+        Awaitility.await().atMost(WAIT).pollInterval(Duration.ofMillis(5)).until(() -> waitsForTheClaim(drainer));
         beforeClaim.release();
         drainer.join(WAIT.toMillis());
         assertThat(drainer.isAlive()).as("drain returned").isFalse();
@@ -217,5 +214,19 @@ class JobDrainTest extends JobBehaviourTestBase {
         assertThat(row.state()).isEqualTo("available");
         assertThat(row.attemptedAt()).as("not claimed by the draining node").isNull();
         assertThat(ran).isEmpty();
+    }
+
+    /** The thread waits for the claim in flight to end (JobProducer.awaitClaimInFlight). */
+    private static boolean waitsForTheClaim(Thread t) {
+        Thread.State state = t.getState();
+        if (state != Thread.State.BLOCKED && state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
+            return false;
+        }
+        for (StackTraceElement e : t.getStackTrace()) {
+            if (e.getMethodName().equals("awaitClaimInFlight")) {
+                return true;
+            }
+        }
+        return false;
     }
 }
