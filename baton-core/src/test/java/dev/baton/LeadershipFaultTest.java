@@ -214,6 +214,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
      * ({@code abortCallInFlight()} replaced by null): close() stayed in the wait for the claim in flight, the
      * await timed out, and the teardown's own close() then hung behind it (stopped by hand). Before this test,
      * that wait had no bound at all: a node black-holed mid-claim never finished a graceful stop or a drain.
+     * And the notifier's session left out of its service's calls in flight ({@code calls().begin} removed in
+     * {@code Notifier.runOnce}): its UNLISTEN held close() for the stop's 30 s more, and the await timed out.
      */
     @Test
     void L06_aBlackHoledNodeClosesWithoutWaitingForItsSockets() throws Exception {
