@@ -211,7 +211,7 @@ class LeadershipFaultTest extends LeadershipDbTest {
      * leave none of its service threads behind.
      *
      * <p>Protection removed to see it fail: the abort in {@code JobProducer.awaitClaimInFlight()}
-     * ({@code abortCallInFlight()} replaced by null): close() stayed in the wait for the claim in flight, the
+     * ({@code calls().abortCurrent()} replaced by null): close() stayed in the wait for the claim in flight, the
      * await timed out, and the teardown's own close() then hung behind it (stopped by hand). Before this test,
      * that wait had no bound at all: a node black-holed mid-claim never finished a graceful stop or a drain.
      * And the notifier's session left out of its service's calls in flight ({@code calls().begin} removed in

@@ -375,7 +375,7 @@ public final class JobProducer extends NotifiedService {
                     interrupted = true;
                     continue;
                 }
-                String call = abortCallInFlight();
+                String call = calls().abortCurrent();
                 if (call != null) {
                     log.warn(
                             "a claim from queue '{}' still waited for the database {} ms after claiming stopped; "

@@ -122,19 +122,11 @@ public abstract class Service {
     /**
      * The database calls of this service's thread ({@link Db#call}, {@link Db#transaction}) are tracked, so
      * that a stop can abort one that never answers; a pass that holds a connection of its own across
-     * statements (a listening session) tracks it here, and a stop then aborts it the same way.
+     * statements (a listening session) tracks it here, and a stop then aborts it the same way. A wait on the
+     * pass that must stay bounded aborts the call in flight with {@link Db.InFlight#abortCurrent()}.
      */
     protected final Db.InFlight calls() {
         return calls;
-    }
-
-    /**
-     * Aborts the database call the service's thread has in flight, if any (it fails at once; later calls run).
-     * Returns what the call was doing, or null. For a wait on the pass that must stay bounded when the
-     * connection stops answering.
-     */
-    protected final String abortCallInFlight() {
-        return calls.abortCurrent();
     }
 
     /**
