@@ -162,23 +162,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
     void L06_blackHoledMaintenanceLeaderEndsItsServicesWithItsTerm() throws Exception {
         Set<Thread> before = maintenanceThreads();
         FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
-        String via = withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "connectTimeout=2&loginTimeout=2");
-        HikariDataSource aMain = pool("l06-m-a-main", via, 4, Duration.ofSeconds(1));
-        HikariDataSource aCoord = pool("l06-m-a-coord", via, 4, Duration.ofSeconds(1));
-        Baton a = start(nodeBuilder("l06-m-a", aMain)
-                .coordinationDataSource(aCoord)
-                .maintenance(fastLeadership())
-                .worker(WorkerConfig.builder()
-                        .queue("default", 1)
-                        .rescueInterval(Duration.ofMillis(100))
-                        .build())
-                .handle("l06-m", Map.class, (payload, ctx) -> {}));
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .until(() -> lease(MaintenanceTask.LEASE)
-                        .owner()
-                        .filter("l06-m-a"::equals)
-                        .isPresent());
+        HikariDataSource aMain = pool("l06-m-a-main", throughWithoutSocketTimeout(proxy), 8, Duration.ofSeconds(1));
+        Baton a = maintenanceLeaderThrough(proxy, "l06-m-a", aMain);
         Set<Thread> services = new LinkedHashSet<>(maintenanceThreads());
         services.removeAll(before);
         assertThat(services).as("A's maintenance services").isNotEmpty();
@@ -200,7 +185,7 @@ class LeadershipFaultTest extends LeadershipDbTest {
                         .isLessThanOrEqualTo(1));
         await().atMost(WAIT)
                 .until(() -> maintenanceThreads().stream().anyMatch(t -> !before.contains(t) && !services.contains(t)));
-        assertThat(a.jobs().enqueue(JobRequest.of("l06-m", Map.of())).id()).isPositive();
+        assertThat(a.jobs().enqueue(JobRequest.of("l06", Map.of())).id()).isPositive();
     }
 
     /**
@@ -221,24 +206,8 @@ class LeadershipFaultTest extends LeadershipDbTest {
     void L06_aBlackHoledNodeClosesWithoutWaitingForItsSockets() throws Exception {
         Set<Thread> before = serviceThreads();
         FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
-        String via = withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "connectTimeout=2&loginTimeout=2");
-        HikariDataSource aMain = pool("l06-c-a-main", via, 8, Duration.ofSeconds(1));
-        HikariDataSource aCoord = pool("l06-c-a-coord", via, 4, Duration.ofSeconds(1));
-        Baton a = start(nodeBuilder("l06-c-a", aMain) // LISTEN through the proxy too (unless behind PgBouncer)
-                .coordinationDataSource(aCoord)
-                .maintenance(fastLeadership())
-                .worker(WorkerConfig.builder()
-                        .queue("default", 1)
-                        .pollInterval(Duration.ofMillis(50))
-                        .rescueInterval(Duration.ofMillis(100))
-                        .build())
-                .handle("l06-c", Map.class, (payload, ctx) -> {}));
-        await().atMost(WAIT)
-                .ignoreExceptions()
-                .until(() -> lease(MaintenanceTask.LEASE)
-                        .owner()
-                        .filter("l06-c-a"::equals)
-                        .isPresent());
+        HikariDataSource aMain = pool("l06-c-a-main", throughWithoutSocketTimeout(proxy), 8, Duration.ofSeconds(1));
+        Baton a = maintenanceLeaderThrough(proxy, "l06-c-a", aMain); // LISTEN through the proxy too (unless pooled)
         Set<Thread> services = new LinkedHashSet<>(serviceThreads());
         services.removeAll(before);
 
@@ -276,6 +245,34 @@ class LeadershipFaultTest extends LeadershipDbTest {
             }
         }
         return found;
+    }
+
+    /** The proxy's address, connecting and logging in within 2 s, but with no socket timeout (PgJDBC's default). */
+    private static String throughWithoutSocketTimeout(FaultProxy proxy) {
+        return withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "connectTimeout=2&loginTimeout=2");
+    }
+
+    /**
+     * Node {@code id}, every connection through {@code proxy} ({@code main} and a coordination pool), running a
+     * worker of one slot that claims and rescues often, started and leading Baton's maintenance.
+     */
+    private Baton maintenanceLeaderThrough(FaultProxy proxy, String id, HikariDataSource main) {
+        HikariDataSource coordination =
+                pool(id + "-coord", throughWithoutSocketTimeout(proxy), 4, Duration.ofSeconds(1));
+        Baton node = start(nodeBuilder(id, main)
+                .coordinationDataSource(coordination)
+                .maintenance(fastLeadership())
+                .worker(WorkerConfig.builder()
+                        .queue("default", 1)
+                        .pollInterval(Duration.ofMillis(50))
+                        .rescueInterval(Duration.ofMillis(100))
+                        .build())
+                .handle("l06", Map.class, (payload, ctx) -> {}));
+        await().atMost(WAIT)
+                .ignoreExceptions()
+                .until(() ->
+                        lease(MaintenanceTask.LEASE).owner().filter(id::equals).isPresent());
+        return node;
     }
 
     private static final Set<String> MAINTENANCE =
