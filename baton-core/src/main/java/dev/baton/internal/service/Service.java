@@ -38,6 +38,9 @@ public abstract class Service {
     private boolean woken;
 
     private volatile boolean running;
+    /** When the stop was requested (System.nanoTime): the stop's grace counts from then. */
+    private volatile long stopRequestedAt;
+
     private Thread thread;
     private boolean started;
     /** The database calls of the service's thread and of {@link #afterLastPass()}. */
@@ -84,10 +87,11 @@ public abstract class Service {
 
     /**
      * Ends the loop: the pass under way finishes, the next does not start. Waits for the thread, then runs
-     * {@link #afterLastPass()}. A pass still in a database call after {@value #STOP_GRACE_MILLIS} ms has that
-     * call aborted (its connection closed), and every later call of the service, {@code afterLastPass}'s
-     * included, fails at once; a thread that still does not end (stuck outside the database) is abandoned to
-     * its daemon thread after 30 s more. A second call does nothing.
+     * {@link #afterLastPass()}. A pass still in a database call {@value #STOP_GRACE_MILLIS} ms after the stop
+     * was requested ({@link #requestStop()}, or this call) has that call aborted (its connection closed), and
+     * every later call of the service, {@code afterLastPass}'s included, fails at once; a thread that still
+     * does not end (stuck outside the database) is abandoned to its daemon thread after 30 s more. A second
+     * call does nothing.
      */
     public final void stop() {
         requestStop();
@@ -100,15 +104,15 @@ public abstract class Service {
             return; // never started, or another stop() has it
         }
         if (t != Thread.currentThread()) {
-            join(t, STOP_GRACE_MILLIS);
+            join(t, stopRequestedAt + TimeUnit.MILLISECONDS.toNanos(STOP_GRACE_MILLIS));
             if (t.isAlive()) {
                 String call = calls.abort();
                 log.warn(
-                        "{}: its pass still ran {} ms after the stop{}",
+                        "{}: its pass still ran {} ms after the stop was requested{}",
                         name,
                         STOP_GRACE_MILLIS,
                         call != null ? "; aborted its database call (" + call + ")" : "");
-                join(t, ABANDON_AFTER_MILLIS);
+                join(t, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ABANDON_AFTER_MILLIS));
             }
         }
         Db.InFlight caller = Db.InFlight.track(calls);
@@ -131,7 +135,8 @@ public abstract class Service {
 
     /**
      * Tells the loop to end without waiting for it: the pass under way finishes, the next does not start.
-     * {@link #stop()} then waits; requesting the stop of several services first lets them end together.
+     * {@link #stop()} then waits; its grace counts from here, so requesting the stop of several services
+     * first lets them end together.
      */
     public final void requestStop() {
         synchronized (this) {
@@ -139,6 +144,7 @@ public abstract class Service {
                 return;
             }
             running = false;
+            stopRequestedAt = System.nanoTime();
         }
         onStopRequested();
         wake();
@@ -208,14 +214,15 @@ public abstract class Service {
     }
 
     /**
-     * Waits up to {@code millis} for {@code t} to end. An interrupt does not cut the wait short (the stop of a
-     * leader term's services comes with one) but is kept for the caller.
+     * Waits for {@code t} to end until {@code deadline} (System.nanoTime). An interrupt does not cut the wait
+     * short (the stop of a leader term's services comes with one) but is kept for the caller.
      */
-    private static void join(Thread t, long millis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+    private static void join(Thread t, long deadline) {
         boolean interrupted = false;
         try {
-            for (long left = millis * 1_000_000; t.isAlive() && left > 0; left = deadline - System.nanoTime()) {
+            for (long left = deadline - System.nanoTime();
+                    t.isAlive() && left > 0;
+                    left = deadline - System.nanoTime()) {
                 try {
                     TimeUnit.NANOSECONDS.timedJoin(t, left);
                 } catch (InterruptedException e) {
