@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.maintenance.MaintenanceTask;
 import dev.baton.internal.service.Hooks;
@@ -162,7 +163,7 @@ class LeadershipFaultTest extends LeadershipDbTest {
     void L06_blackHoledMaintenanceLeaderEndsItsServicesWithItsTerm() throws Exception {
         Set<Thread> before = maintenanceThreads();
         FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
-        HikariDataSource aMain = pool("l06-m-a-main", throughWithoutSocketTimeout(proxy), 8, Duration.ofSeconds(1));
+        HikariDataSource aMain = warmPoolThrough(proxy, "l06-m-a-main");
         Baton a = maintenanceLeaderThrough(proxy, "l06-m-a", aMain);
         Set<Thread> services = new LinkedHashSet<>(maintenanceThreads());
         services.removeAll(before);
@@ -178,11 +179,9 @@ class LeadershipFaultTest extends LeadershipDbTest {
         } finally {
             proxy.heal();
         }
-        // Healthy again: A's pools got their connections back and its maintenance runs again.
-        await().atMost(WAIT)
-                .untilAsserted(() -> assertThat(aMain.getHikariPoolMXBean().getActiveConnections())
-                        .as("main connections still borrowed")
-                        .isLessThanOrEqualTo(1));
+        // Healthy again: A leads its maintenance again, with new service threads. (Calls of A's other services
+        // that the black hole swallowed stay stuck: this proxy drops what it held, where a real network's TCP
+        // would deliver it after the heal; nothing stops those services here, so nothing aborts them.)
         await().atMost(WAIT)
                 .until(() -> maintenanceThreads().stream().anyMatch(t -> !before.contains(t) && !services.contains(t)));
         assertThat(a.jobs().enqueue(JobRequest.of("l06", Map.of())).id()).isPositive();
@@ -206,7 +205,7 @@ class LeadershipFaultTest extends LeadershipDbTest {
     void L06_aBlackHoledNodeClosesWithoutWaitingForItsSockets() throws Exception {
         Set<Thread> before = serviceThreads();
         FaultProxy proxy = closeLater(FaultProxy.start(PG.host(), PG.port()));
-        HikariDataSource aMain = pool("l06-c-a-main", throughWithoutSocketTimeout(proxy), 8, Duration.ofSeconds(1));
+        HikariDataSource aMain = warmPoolThrough(proxy, "l06-c-a-main");
         Baton a = maintenanceLeaderThrough(proxy, "l06-c-a", aMain); // LISTEN through the proxy too (unless pooled)
         Set<Thread> services = new LinkedHashSet<>(serviceThreads());
         services.removeAll(before);
@@ -250,6 +249,26 @@ class LeadershipFaultTest extends LeadershipDbTest {
     /** The proxy's address, connecting and logging in within 2 s, but with no socket timeout (PgJDBC's default). */
     private static String throughWithoutSocketTimeout(FaultProxy proxy) {
         return withParam(PG.jdbcUrlVia("127.0.0.1", proxy.port()), "connectTimeout=2&loginTimeout=2");
+    }
+
+    /**
+     * A pool of 8 connections through {@code proxy}, all open before the test goes on: once the black hole
+     * opens, no new connection can log in, so each service must find one of its own, most recently used by
+     * its thread (which HikariCP hands back without a validation query), for its pass to reach the database
+     * and hang there. With the few connections a polling node keeps open (behind PgBouncer) one stuck service
+     * held the only connection and the others only timed out waiting for the pool.
+     */
+    private HikariDataSource warmPoolThrough(FaultProxy proxy, String name) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(throughWithoutSocketTimeout(proxy));
+        c.setPoolName(name);
+        c.setMaximumPoolSize(8);
+        c.setMinimumIdle(8);
+        c.setConnectionTimeout(1000);
+        c.setValidationTimeout(250);
+        HikariDataSource pool = closeLater(new HikariDataSource(c));
+        await().atMost(WAIT).until(() -> pool.getHikariPoolMXBean().getTotalConnections() == 8);
+        return pool;
     }
 
     /**
