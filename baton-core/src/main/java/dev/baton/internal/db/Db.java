@@ -93,18 +93,7 @@ public final class Db {
 
     /** Borrows a connection and runs {@code work} on it (see {@link #callOn}). */
     public <T> T call(String what, Work<T> work) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            InFlight calls = IN_FLIGHT.get();
-            if (calls == null) {
-                return callOn(c, what, work);
-            }
-            calls.begin(c, what);
-            try {
-                return callOn(c, what, work);
-            } finally {
-                calls.end();
-            }
-        }
+        return borrowed(what, c -> callOn(c, what, work));
     }
 
     /**
@@ -140,14 +129,19 @@ public final class Db {
 
     /** Like {@link #transaction(String, Work)}; {@code hint} ends the message of an unknown outcome. */
     public <T> T transaction(String what, String hint, Work<T> work) throws SQLException {
+        return borrowed(what, c -> transactionOn(c, what, hint, work));
+    }
+
+    /** Borrows a connection for {@code body}; on a tracked thread it is in the thread's {@link InFlight} meanwhile. */
+    private <T> T borrowed(String what, Work<T> body) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             InFlight calls = IN_FLIGHT.get();
             if (calls == null) {
-                return transactionOn(c, what, hint, work);
+                return body.apply(c);
             }
             calls.begin(c, what);
             try {
-                return transactionOn(c, what, hint, work);
+                return body.apply(c);
             } finally {
                 calls.end();
             }

@@ -7,6 +7,7 @@ import dev.baton.internal.notify.NotifiedService;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import java.sql.SQLException;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -345,29 +346,36 @@ public final class JobProducer extends NotifiedService {
     }
 
     /**
-     * Stops claiming (running attempts go on). Returns once no claim statement is in flight, so a job
-     * enqueued after this returns is never claimed by this producer.
+     * Stops claiming on every one of {@code producers} (running attempts go on). Returns once none has a
+     * claim statement in flight, so a job enqueued after this returns is never claimed by them.
      */
-    public void stopClaiming() {
-        claiming = false;
-        awaitClaimInFlight();
+    static void stopClaiming(Collection<JobProducer> producers) {
+        producers.forEach(q -> q.claiming = false);
+        awaitClaimsInFlight(producers);
     }
 
     /**
-     * Returns once no claim statement is in flight (after the gate closed: the next claim sees it), and
-     * wakes the producer so that it reads the gate now.
+     * Returns once none of {@code producers} has a claim statement in flight (after the gate closed: the
+     * next claim sees it), and wakes them so that they read the gate now. A claim still waiting for its
+     * answer when the stop grace, shared by all of them, has passed waits on a connection that no longer
+     * answers: its call is aborted, so neither a stop nor an operator's drain waits for a socket, and
+     * several stuck queues cost one grace, not one each (a claim waiting for a pooled connection instead
+     * re-checks the state once it has one).
      */
-    void awaitClaimInFlight() {
-        wake.signal();
-        // A claim in flight has finished once the lock is free, and the next one sees the new state. One still
-        // waiting for its answer after the stop grace waits on a connection that no longer answers: its call is
-        // aborted, so neither a stop nor an operator's drain waits for a socket (a claim waiting for a pooled
-        // connection instead re-checks the state once it has one).
+    static void awaitClaimsInFlight(Collection<JobProducer> producers) {
+        producers.forEach(q -> q.wake.signal());
+        long graceEnds = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_GRACE_MILLIS);
+        for (JobProducer q : producers) {
+            q.awaitClaimInFlight(graceEnds);
+        }
+    }
+
+    private void awaitClaimInFlight(long graceEnds) {
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    if (claimLock.tryLock(STOP_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
+                    if (claimLock.tryLock(Math.max(0, graceEnds - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                         claimLock.unlock();
                         return;
                     }
@@ -384,6 +392,7 @@ public final class JobProducer extends NotifiedService {
                             STOP_GRACE_MILLIS,
                             call);
                 }
+                graceEnds = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(STOP_GRACE_MILLIS);
             }
         } finally {
             if (interrupted) {

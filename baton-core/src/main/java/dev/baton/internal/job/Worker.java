@@ -160,7 +160,7 @@ public final class Worker {
      * a job enqueued after this returns is never claimed by this node.
      */
     public void stopClaiming() {
-        queues.forEach(JobProducer::stopClaiming);
+        JobProducer.stopClaiming(producers());
     }
 
     /**
@@ -177,7 +177,7 @@ public final class Worker {
         gate.hold(hold);
         long generation = holds.incrementAndGet();
         List<JobProducer> producers = producers();
-        producers.forEach(JobProducer::awaitClaimInFlight);
+        JobProducer.awaitClaimsInFlight(producers);
         if (!hold) {
             return;
         }
@@ -211,7 +211,7 @@ public final class Worker {
     public void disableKinds(Set<String> disabled) {
         if (gate.disable(disabled)) {
             log.info("job kinds disabled by an operator: {}; claiming {}", disabled, Arrays.toString(gate.kinds()));
-            producers().forEach(JobProducer::awaitClaimInFlight);
+            JobProducer.awaitClaimsInFlight(producers());
         }
     }
 
