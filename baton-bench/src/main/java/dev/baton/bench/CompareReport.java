@@ -435,13 +435,13 @@ final class CompareReport {
                 .append(" node")
                 .append(n == 1 ? "" : "s")
                 .append(" |"));
-        md.append(" best | Baton ÷ system (best vs best) | enqueue jobs/s (client API, 1 thread) |\n|---|");
+        md.append(" best | Baton ÷ system (best vs best) | enqueue jobs/s (client API, 1 thread): median (range) of its"
+                + " backlog loads |\n|---|");
         nodes.forEach(n -> md.append("---|"));
         md.append("---|---|---|\n");
         double batonBest = r.bestRate(BATON);
         for (String s : systems(r)) {
             md.append("| ").append(s).append(" |");
-            double enq = Double.NaN;
             for (int n : nodes) {
                 CompareResults.Throughput t = null;
                 for (CompareResults.Throughput x : r.throughput) {
@@ -453,7 +453,6 @@ final class CompareReport {
                     md.append(" – |");
                     continue;
                 }
-                enq = t.enqueueRate();
                 double ceil = r.rate(ceiling, n);
                 double[] runs = r.rates(s, n);
                 double median = r.rate(s, n);
@@ -469,12 +468,26 @@ final class CompareReport {
                                 ? ""
                                 : String.format(Locale.ROOT, " %.2f×", median / ceil)));
             }
+            double[] loads = r.throughput.stream()
+                    .filter(x -> x.system().equals(s) && x.enqueueRate() > 0)
+                    .mapToDouble(CompareResults.Throughput::enqueueRate)
+                    .sorted()
+                    .toArray();
             md.append(String.format(
                     Locale.ROOT,
-                    " %,.0f | %s | %,.0f |%n",
+                    " %,.0f | %s | %s |%n",
                     r.bestRate(s),
                     s.equals(BATON) ? "–" : String.format(Locale.ROOT, "%.1f×", batonBest / r.bestRate(s)),
-                    enq));
+                    loads.length == 0
+                            ? "–"
+                            : loads.length == 1
+                                    ? String.format(Locale.ROOT, "%,.0f", loads[0])
+                                    : String.format(
+                                            Locale.ROOT,
+                                            "%,.0f (%,.0f–%,.0f)",
+                                            CompareResults.median(loads),
+                                            loads[0],
+                                            loads[loads.length - 1])));
         }
         md.append("\n![throughput](compare-throughput.png)\n");
         if (!r.ceilingSweep.isEmpty()) {

@@ -3,6 +3,7 @@ package dev.baton.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.Locale;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,8 +61,16 @@ class CompareSmokeTest {
         assertThat(r.repetitions()).isEqualTo(2);
         double[] runs = r.rates("Baton", 1);
         assertThat(r.rate("Baton", 1)).isEqualTo((runs[0] + runs[1]) / 2);
+        double[] loads = r.throughput.stream()
+                .filter(t -> t.system().equals("Baton"))
+                .mapToDouble(CompareResults.Throughput::enqueueRate)
+                .sorted()
+                .toArray();
         assertThat(CompareReport.markdown(r, c))
-                .contains("| raw-SQL ceiling, best batch |", "(median, range of the runs)", "| batch 10 | batch 50 |");
+                .contains("| raw-SQL ceiling, best batch |", "(median, range of the runs)", "| batch 10 | batch 50 |")
+                .as("the enqueue column: the median and range of every backlog load, not the last")
+                .contains(String.format(
+                        Locale.ROOT, "%,.0f (%,.0f–%,.0f) |%n", (loads[0] + loads[1]) / 2, loads[0], loads[1]));
     }
 
     @Test
