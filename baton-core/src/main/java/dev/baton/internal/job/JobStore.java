@@ -588,23 +588,37 @@ public final class JobStore {
     private List<Claimed> claimed(SqlCall q, String queue, int limit) throws SQLException {
         List<Claimed> out = new ArrayList<>(limit);
         try (ResultSet rs = q.query()) {
+            // Columns by name, looked up once per claim rather than once per row and column: a claim returns
+            // up to a few hundred rows, and the driver's lookup by name is a map probe each time.
+            int id = rs.findColumn("id");
+            int queueColumn = rs.findColumn("queue");
+            int kind = rs.findColumn("kind");
+            int payload = rs.findColumn("payload");
+            int attempt = rs.findColumn("attempt");
+            int maxAttempts = rs.findColumn("max_attempts");
+            int token = rs.findColumn("attempt_token");
+            int timeout = rs.findColumn("timeout_ms");
+            int waited = rs.findColumn("waited_ms");
+            int metadata = rs.findColumn("metadata");
+            int concurrencyKey = rs.findColumn("concurrency_key");
             while (rs.next()) {
-                long timeout = rs.getLong("timeout_ms");
-                Long timeoutMs = rs.wasNull() ? null : timeout;
+                long timeoutValue = rs.getLong(timeout);
+                Long timeoutMs = rs.wasNull() ? null : timeoutValue;
+                String kindValue = rs.getString(kind);
+                long waitedMs = rs.getLong(waited);
                 out.add(new Claimed(
-                        rs.getLong("id"),
-                        rs.getString("queue"),
-                        rs.getString("kind"),
-                        rs.getString("payload"),
-                        rs.getInt("attempt"),
-                        rs.getInt("max_attempts"),
-                        rs.getLong("attempt_token"),
+                        rs.getLong(id),
+                        rs.getString(queueColumn),
+                        kindValue,
+                        rs.getString(payload),
+                        rs.getInt(attempt),
+                        rs.getInt(maxAttempts),
+                        rs.getLong(token),
                         timeoutMs,
-                        rs.getLong("waited_ms"),
-                        rs.getString("metadata"),
-                        rs.getString("concurrency_key")));
-                metrics.jobClaimed(
-                        queue, rs.getString("kind"), Duration.ofMillis(Math.max(0, rs.getLong("waited_ms"))));
+                        waitedMs,
+                        rs.getString(metadata),
+                        rs.getString(concurrencyKey)));
+                metrics.jobClaimed(queue, kindValue, Duration.ofMillis(Math.max(0, waitedMs)));
             }
         }
         return out;
