@@ -47,6 +47,9 @@ final class Compare {
             "  --nodes LIST            node counts of the throughput runs (default 1,2,4,8)",
             "  --jobs N                jobs per throughput run",
             "  --threads N             worker threads per node, every system (default 32)",
+            "  --dbs-threads LIST      db-scheduler's threads per node instead: each count runs as a system of its",
+            "                          own (\"db-scheduler (lock-and-fetch, 32 threads)\"), so its best is its best",
+            "                          setting, not only the one Baton runs with",
             "  --repeat N              throughput runs per system and node count, interleaved (default 1)",
             "  --window-seconds S      measure each throughput run over S s of steady state, after 1 s of warm-up,",
             "                          from a backlog sized to last that long (default: drain --jobs jobs)",
@@ -94,6 +97,9 @@ final class Compare {
     boolean loadHalf;
 
     int threads = 32;
+    /** --dbs-threads: db-scheduler's thread counts, each a system of its own; empty = {@link #threads}. */
+    List<Integer> dbsThreads = new ArrayList<>();
+
     int poolSize = 10;
     int repeat = 1;
     int windowSeconds;
@@ -153,6 +159,15 @@ final class Compare {
                 }
                 case "--jobs" -> c.jobs = positive(value(args, ++i, a, c), a);
                 case "--threads" -> c.threads = positive(value(args, ++i, a, c), a);
+                case "--dbs-threads" -> {
+                    c.dbsThreads.clear();
+                    for (String s : value(args, ++i, a, c).split(",")) {
+                        int t = positive(s.strip(), a);
+                        if (!c.dbsThreads.contains(t)) {
+                            c.dbsThreads.add(t);
+                        }
+                    }
+                }
                 case "--repeat" -> c.repeat = positive(value(args, ++i, a, c), a);
                 case "--window-seconds" -> c.windowSeconds = positive(value(args, ++i, a, c), a);
                 case "--ceiling-batches" -> {
@@ -368,13 +383,20 @@ final class Compare {
         if (systems.contains("ceiling-best")) {
             jobSystems.add(new JobSystem(schema("rawbest"), x -> new Ceiling(db, x, threads, true)));
         }
-        if (systems.contains("dbs-fetch")) {
-            jobSystems.add(
-                    new JobSystem(schema("dbsf"), x -> new Peer.DbSchedulerPeer(db, x, threads, poolSize, false)));
-        }
-        if (systems.contains("dbs-lock")) {
-            jobSystems.add(
-                    new JobSystem(schema("dbsl"), x -> new Peer.DbSchedulerPeer(db, x, threads, poolSize, true)));
+        // with --dbs-threads, each of db-scheduler's thread counts is a system of its own, named by it
+        boolean dbsNamedByThreads = !dbsThreads.isEmpty();
+        for (int t : dbsNamedByThreads ? dbsThreads : List.of(threads)) {
+            String tag = dbsNamedByThreads ? "_" + t : "";
+            if (systems.contains("dbs-fetch")) {
+                jobSystems.add(new JobSystem(
+                        schema("dbsf") + tag,
+                        x -> new Peer.DbSchedulerPeer(db, x, t, poolSize, false, dbsNamedByThreads)));
+            }
+            if (systems.contains("dbs-lock")) {
+                jobSystems.add(new JobSystem(
+                        schema("dbsl") + tag,
+                        x -> new Peer.DbSchedulerPeer(db, x, t, poolSize, true, dbsNamedByThreads)));
+            }
         }
         if (systems.contains("jobrunr")) {
             jobSystems.add(new JobSystem(schema("jobrunr"), x -> new Peer.JobRunrPeer(db, x, threads, poolSize)));

@@ -10,6 +10,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
@@ -75,7 +76,16 @@ final class CompareReport {
                 .append(" | failover only (a lock library, no job queue) |\n");
         md.append("\nCommon: ")
                 .append(c.threads)
-                .append(" worker threads per node for every system; ")
+                .append(" worker threads per node for every system")
+                .append(
+                        c.dbsThreads.isEmpty()
+                                ? ""
+                                : " but db-scheduler, which ran with "
+                                        + c.dbsThreads.stream()
+                                                .map(String::valueOf)
+                                                .collect(Collectors.joining(" and "))
+                                        + " (each count a system of its own; its best is the best of them)")
+                .append("; ")
                 .append(String.format(Locale.ROOT, "%,d", c.jobs))
                 .append(" jobs per throughput run (Quartz: ")
                 .append(String.format(

@@ -217,7 +217,7 @@ final class Failover {
                 q.client = null;
             }
             case "dbs" -> {
-                Peer.DbSchedulerPeer d = new Peer.DbSchedulerPeer(db, schema, 2, 2, false);
+                Peer.DbSchedulerPeer d = new Peer.DbSchedulerPeer(db, schema, 2, 2, false, false);
                 d.install();
                 d.client.close();
                 d.client = null;

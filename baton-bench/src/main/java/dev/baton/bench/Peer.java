@@ -235,14 +235,20 @@ abstract class Peer implements AutoCloseable {
                 Tasks.oneTime("noop").execute((inst, ctx) -> Sink.ran(Long.parseLong(inst.getId())));
         private SchedulerClient schedulerClient;
 
-        DbSchedulerPeer(Database db, String schema, int threads, int poolSize, boolean lockAndFetch) {
+        /** The thread count is part of the name: several counts of one strategy run side by side. */
+        final boolean namedByThreads;
+
+        DbSchedulerPeer(
+                Database db, String schema, int threads, int poolSize, boolean lockAndFetch, boolean namedByThreads) {
             super(db, schema, threads, poolSize);
             this.lockAndFetch = lockAndFetch;
+            this.namedByThreads = namedByThreads;
         }
 
         @Override
         String name() {
-            return lockAndFetch ? "db-scheduler (lock-and-fetch)" : "db-scheduler (fetch-and-lock-on-execute)";
+            return "db-scheduler (" + (lockAndFetch ? "lock-and-fetch" : "fetch-and-lock-on-execute")
+                    + (namedByThreads ? ", " + threads + " threads" : "") + ")";
         }
 
         @Override

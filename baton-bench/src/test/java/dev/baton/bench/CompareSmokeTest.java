@@ -32,6 +32,43 @@ class CompareSmokeTest {
     }
 
     @Test
+    void eachOfDbSchedulersThreadCountsRunsAsASystemOfItsOwnAndTheTargetUsesTheFastest() throws Exception {
+        assertThatThrownBy(() -> Compare.parse(new String[] {"--dbs-threads", "32,0"}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--dbs-threads needs a positive integer, but was '0'");
+        // db-scheduler finds its table through a per-connection search_path, which PgBouncer does not keep
+        org.junit.jupiter.api.Assumptions.assumeFalse("transaction".equals(System.getenv("BATON_POOLED")));
+        Compare c = Compare.parse(new String[] {
+            "--quick",
+            "--phases",
+            "throughput",
+            "--jobs",
+            "300",
+            "--nodes",
+            "1",
+            "--systems",
+            "baton,dbs-lock",
+            "--threads",
+            "8",
+            "--dbs-threads",
+            "2,4,2"
+        });
+        CompareResults r = run(c);
+        String two = "db-scheduler (lock-and-fetch, 2 threads)";
+        String four = "db-scheduler (lock-and-fetch, 4 threads)";
+        assertThat(r.throughput).extracting(CompareResults.Throughput::system).containsExactly("Baton", two, four);
+        assertThat(r.throughput)
+                .allSatisfy(t ->
+                        assertThat(t.done()).as(t.system() + " jobs started").isEqualTo(300));
+        assertThat(r.systemSettings.get(two)).startsWith("threads 2 per node");
+        assertThat(r.systemSettings.get(four)).startsWith("threads 4 per node");
+        String fastest = r.bestRate(two) >= r.bestRate(four) ? two : four;
+        assertThat(CompareReport.markdown(r, c))
+                .contains("8 worker threads per node for every system but db-scheduler, which ran with 2 and 4")
+                .contains("vs " + fastest + " best");
+    }
+
+    @Test
     void repeatedWindowsAndTheBestBatchCeilingRecordEveryRunAndReportMedianAndRange() throws Exception {
         Compare c = Compare.parse(new String[] {
             "--quick",
