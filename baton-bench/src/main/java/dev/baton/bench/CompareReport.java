@@ -1,14 +1,19 @@
 package dev.baton.bench;
 
+import java.awt.Color;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.knowm.xchart.BitmapEncoder;
@@ -644,8 +649,13 @@ final class CompareReport {
     static void write(CompareResults r, Compare c, String md) throws IOException {
         Files.createDirectories(c.reportDir);
         Files.writeString(c.reportDir.resolve("compare.md"), md, StandardCharsets.UTF_8);
+        Set<String> all = new LinkedHashSet<>(systems(r));
+        r.latency.forEach(l -> all.add(l.system()));
+        r.growthPoints().forEach(g -> all.add(g.system()));
+        Map<String, Color> colors = colors(all);
         if (!r.throughput.isEmpty()) {
-            CategoryChart ch = chart("Throughput: backlog of no-op jobs drained by N nodes", "nodes", "jobs/s");
+            CategoryChart ch =
+                    chart("Throughput: backlog of no-op jobs drained by N nodes", "nodes", "jobs/s", systems(r));
             List<String> xs = new ArrayList<>();
             nodes(r).forEach(n -> xs.add(Integer.toString(n)));
             for (String s : systems(r)) {
@@ -654,17 +664,17 @@ final class CompareReport {
                     double v = r.rate(s, n);
                     ys.add(Double.isNaN(v) ? 0.0 : v);
                 }
-                ch.addSeries(s, xs, ys).setFillColor(color(s));
+                ch.addSeries(s, xs, ys).setFillColor(colors.get(s));
             }
             BitmapEncoder.saveBitmap(
                     ch, c.reportDir.resolve("compare-throughput").toString(), BitmapEncoder.BitmapFormat.PNG);
         }
         if (!r.latency.isEmpty()) {
-            CategoryChart ch = chart("Enqueue-to-start latency p50 / p99 (log scale)", "", "ms");
-            ch.getStyler().setYAxisLogarithmic(true);
-            ch.getStyler().setYAxisMin(0.1); // bars start at the axis minimum, which must be above zero on a log axis
             Set<String> sys = new LinkedHashSet<>();
             r.latency.forEach(l -> sys.add(l.system()));
+            CategoryChart ch = chart("Enqueue-to-start latency p50 / p99 (log scale)", "", "ms", sys);
+            ch.getStyler().setYAxisLogarithmic(true);
+            ch.getStyler().setYAxisMin(0.1); // bars start at the axis minimum, which must be above zero on a log axis
             List<String> xs = new ArrayList<>();
             List<String> modes = new ArrayList<>(new LinkedHashSet<>(
                     r.latency.stream().map(CompareResults.Latency::mode).toList()));
@@ -682,18 +692,18 @@ final class CompareReport {
                     ys.add(l == null || Double.isNaN(l.p50()) ? 0.1 : Math.max(0.1, l.p50()));
                     ys.add(l == null || Double.isNaN(l.p99()) ? 0.1 : Math.max(0.1, l.p99()));
                 }
-                ch.addSeries(s, xs, ys).setFillColor(color(s));
+                ch.addSeries(s, xs, ys).setFillColor(colors.get(s));
             }
             BitmapEncoder.saveBitmap(
                     ch, c.reportDir.resolve("compare-latency").toString(), BitmapEncoder.BitmapFormat.PNG);
         }
         if (!r.growth.isEmpty()) {
-            CategoryChart ch = chart("Growth: one node's jobs/s with a backlog / history", "", "jobs/s");
             List<CompareResults.GrowthPoint> points = r.growthPoints();
             List<String> backlogs = new ArrayList<>(new LinkedHashSet<>(
                     points.stream().map(CompareResults.GrowthPoint::backlog).toList()));
             Set<String> sys = new LinkedHashSet<>();
             points.forEach(g -> sys.add(g.system()));
+            CategoryChart ch = chart("Growth: one node's jobs/s with a backlog / history", "", "jobs/s", sys);
             for (String s : sys) {
                 List<Double> ys = new ArrayList<>();
                 for (String b : backlogs) {
@@ -703,51 +713,81 @@ final class CompareReport {
                             .findFirst()
                             .orElse(0));
                 }
-                ch.addSeries(s, backlogs, ys).setFillColor(color(s));
+                ch.addSeries(s, backlogs, ys).setFillColor(colors.get(s));
             }
             BitmapEncoder.saveBitmap(
                     ch, c.reportDir.resolve("compare-growth").toString(), BitmapEncoder.BitmapFormat.PNG);
         }
     }
 
-    /** One colour per system in every chart. */
-    private static java.awt.Color color(String system) {
-        if (system.equals(BATON)) {
-            return new java.awt.Color(0x1f, 0x5f, 0xd1);
+    /**
+     * Each system's colour, the same in every chart of a report: its family's hue (Baton blue, the ceilings grey,
+     * db-scheduler green, JobRunr orange, Quartz red), and a shade of its own for each further system of a family
+     * (db-scheduler's strategies and thread counts), so no two bars of one chart share a colour.
+     */
+    static Map<String, Color> colors(Collection<String> systems) {
+        Map<String, Color> out = new LinkedHashMap<>();
+        Map<String, Integer> taken = new HashMap<>();
+        for (String s : systems) {
+            String family = family(s);
+            int[] palette = PALETTES.get(family);
+            int k = taken.merge(family, 1, Integer::sum) - 1;
+            out.put(s, new Color(palette[k % palette.length]));
         }
-        if (system.equals(CEILING_BEST)) {
-            return new java.awt.Color(0x60, 0x60, 0x60);
-        }
-        if (system.equals(CEILING)) {
-            return new java.awt.Color(0xa0, 0xa0, 0xa0);
-        }
-        if (system.contains("lock-and-fetch")) {
-            return new java.awt.Color(0x2c, 0xa0, 0x2c);
-        }
-        if (system.startsWith("db-scheduler")) {
-            return new java.awt.Color(0x98, 0xdf, 0x8a);
-        }
-        if (system.startsWith("JobRunr")) {
-            return new java.awt.Color(0xff, 0x7f, 0x0e);
-        }
-        if (system.startsWith("Quartz")) {
-            return new java.awt.Color(0xd6, 0x27, 0x28);
-        }
-        return new java.awt.Color(0x94, 0x67, 0xbd);
+        return out;
     }
 
-    private static CategoryChart chart(String title, String x, String y) {
+    private static String family(String system) {
+        if (system.equals(BATON) || system.equals(CEILING_BEST) || system.equals(CEILING)) {
+            return system;
+        }
+        for (String f : List.of("db-scheduler", "JobRunr", "Quartz")) {
+            if (system.startsWith(f)) {
+                return f;
+            }
+        }
+        return "other";
+    }
+
+    private static final Map<String, int[]> PALETTES = Map.of(
+            BATON,
+            new int[] {0x1f5fd1, 0x6a9cf0},
+            CEILING_BEST,
+            new int[] {0x606060},
+            CEILING,
+            new int[] {0xa0a0a0},
+            "db-scheduler",
+            new int[] {0x2ca02c, 0x98df8a, 0x17601b, 0x5fc45f},
+            "JobRunr",
+            new int[] {0xff7f0e, 0xffbb78},
+            "Quartz",
+            new int[] {0xd62728, 0xff9896},
+            "other",
+            new int[] {0x9467bd, 0xc5b0d5, 0x8c564b, 0xe377c2});
+
+    /**
+     * A bar chart 900 px wide whose legend, below it, shows every series in full: in one row when their names fit,
+     * otherwise one per line with the chart made taller by as many lines.
+     */
+    private static CategoryChart chart(String title, String x, String y, Collection<String> series) {
+        int width = 900;
+        boolean oneRow = legendRowWidth(series) <= width - 40;
         CategoryChart ch = new CategoryChartBuilder()
-                .width(900)
-                .height(480)
+                .width(width)
+                .height(480 + (oneRow ? 0 : 20 * (series.size() - 1)))
                 .title(title)
                 .xAxisTitle(x)
                 .yAxisTitle(y)
                 .build();
         ch.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
-        ch.getStyler().setLegendLayout(Styler.LegendLayout.Horizontal);
+        ch.getStyler().setLegendLayout(oneRow ? Styler.LegendLayout.Horizontal : Styler.LegendLayout.Vertical);
         ch.getStyler().setAvailableSpaceFill(0.8);
         ch.getStyler().setOverlapped(false);
         return ch;
+    }
+
+    /** About how wide (px) the legend is in one row: 7 px per character of a name and 40 for its swatch and gap. */
+    static int legendRowWidth(Collection<String> series) {
+        return series.stream().mapToInt(n -> 7 * n.length() + 40).sum();
     }
 }
