@@ -751,7 +751,7 @@ final class CompareReport {
 
     private static final Map<String, int[]> PALETTES = Map.of(
             BATON,
-            new int[] {0x1f5fd1, 0x6a9cf0},
+            new int[] {0x1f5fd1},
             CEILING_BEST,
             new int[] {0x606060},
             CEILING,

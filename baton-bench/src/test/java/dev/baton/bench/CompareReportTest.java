@@ -34,7 +34,7 @@ class CompareReportTest {
         assertThat(colors).containsOnlyKeys(systems);
         assertThat(new HashSet<>(colors.values())).hasSize(systems.size());
         assertThat(colors.get("db-scheduler (fetch-candidates, 32 threads)"))
-                .as("the first db-scheduler system keeps the green of earlier reports")
+                .as("the first db-scheduler system of a run gets the family's first green")
                 .isEqualTo(new Color(0x2ca02c));
         assertThat(CompareReport.colors(List.of("Quartz", CompareReport.BATON)))
                 .as("a system's colour depends on its family and its place in it, not on the others")
