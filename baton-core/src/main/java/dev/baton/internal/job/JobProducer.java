@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * One queue's producer: claims jobs into the queue's free slots (at most its concurrency) and hands them
  * to the queue's handler threads, which run them through the {@link JobExecutor}. Its pass claims once
  * and says when to claim again: at once after a full claim (more are likely ready, so it first waits a
- * moment for half the slots to free up, so that claims come in batches), else after the poll interval
+ * moment for every slot to free up, as a claim takes only what is free when it starts (decision 0036)), else
+ * after the poll interval
  * (five times longer while LISTEN wakes it for every enqueue). Enqueue notifications and freed slots end
  * its wait early, but a claim that found fewer jobs than free slots is followed by the next no sooner than
  * {@link #CLAIM_SPACING_NANOS} after its start, so a stream of small enqueues is claimed several at a time,
@@ -37,7 +38,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class JobProducer extends NotifiedService {
     private static final Logger log = LoggerFactory.getLogger(JobProducer.class);
-    /** How long a producer waits for half its slots to free up after a full claim. */
+    /** How long a producer waits for every slot to free up after a full claim (decision 0036). */
     public static final long CLAIM_COALESCE_NANOS = 2_000_000L;
     /**
      * At least this long from the start of a claim that found some jobs but fewer than its free slots to the
@@ -87,12 +88,13 @@ public final class JobProducer extends NotifiedService {
     private final ReentrantLock claimLock = new ReentrantLock();
     /** Names the claim in an unknown-outcome message (built once, not per claim). */
     private final String claimWhat;
-    /** Free slots that make a claim worth it right after a full one. */
-    private final int coalesce;
+
+    /** How long a claim after a full one waits for every slot to be free: {@link #CLAIM_COALESCE_NANOS} (tests). */
+    long coalesceNanos = CLAIM_COALESCE_NANOS;
 
     private volatile boolean claiming = true;
-    /** The last claim filled every free slot. Service thread only. */
-    private boolean more;
+    /** The last claim filled every free slot. Written by the service thread only. */
+    private volatile boolean more;
     /** When the next claim may start after a partial one (System.nanoTime()); 0: at once. Service thread only. */
     private long spacedUntil;
     /**
@@ -135,7 +137,6 @@ public final class JobProducer extends NotifiedService {
         this.slots = new Semaphore(concurrency);
         this.maxInFlight = 2 * concurrency;
         this.claimWhat = "a claim from queue '" + queue + "'";
-        this.coalesce = Math.max(1, Math.min(concurrency / 2, 32));
         AtomicInteger n = new AtomicInteger();
         this.handlersPool = Executors.newFixedThreadPool(concurrency, r -> {
             Thread t = new Thread(r, "baton-job-" + queue + "-" + n.incrementAndGet());
@@ -158,15 +159,25 @@ public final class JobProducer extends NotifiedService {
                 LockSupport.parkNanos(left);
             }
         }
+        // With LISTEN active, enqueues wake us at once; polling is only the safety net.
+        long poll = config.pollInterval().toNanos() * (notifier.listening() ? 5 : 1);
         int free = free();
-        if (more && free < coalesce) {
+        if (more && free < concurrency) {
             // Real time, not the (test-controllable) ticker: a throughput heuristic, not a lease bound.
-            long until = System.nanoTime() + CLAIM_COALESCE_NANOS;
+            long until = System.nanoTime() + coalesceNanos;
             long left;
-            while (claiming && isRunning() && (free = free()) < coalesce && (left = until - System.nanoTime()) > 0) {
+            while (claiming
+                    && !stopRequested()
+                    && (free = free()) < concurrency
+                    && (left = until - System.nanoTime()) > 0) {
                 wake.await(left);
             }
             free = free();
+            if (free == 0 || maxInFlight - inFlight.get() < slots.availablePermits()) {
+                // Every slot busy, or slots free but their outcomes not yet recorded: a claim now would take
+                // what the completer has just freed, a few jobs. Wait for a slot or for its next batch.
+                return jitter(poll);
+            }
         }
         int claimed = 0;
         long claimStart = System.nanoTime();
@@ -182,11 +193,6 @@ public final class JobProducer extends NotifiedService {
             } finally {
                 claimLock.unlock();
             }
-        }
-        // With LISTEN active, enqueues wake us at once; polling is only the safety net.
-        long poll = config.pollInterval().toNanos() * (notifier.listening() ? 5 : 1);
-        if (free == 0 && more) {
-            return jitter(poll); // every slot busy: wait for one, then coalesce again
         }
         more = claimed > 0 && claimed == free;
         if (claimed > 0 && !more) {
@@ -323,12 +329,13 @@ public final class JobProducer extends NotifiedService {
     }
 
     /**
-     * The handler has returned: its slot is free for the next claim while its outcome waits to be recorded. Wakes
-     * the producer once, when enough slots are free for a claim worth making (not once per job).
+     * The handler has returned: its slot is free for the next claim while its outcome waits to be recorded. After a
+     * full claim, wakes the producer once, when every slot is free (not once per job, and never for a trickle of
+     * jobs, whose claimer the completer wakes).
      */
     private void releaseSlot() {
         slots.release();
-        if (slots.availablePermits() == coalesce) {
+        if (more && slots.availablePermits() == concurrency) {
             wake.signal();
         }
     }
@@ -399,6 +406,11 @@ public final class JobProducer extends NotifiedService {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Handler slots not taken (tests). */
+    int freeSlots() {
+        return slots.availablePermits();
     }
 
     /** The number of attempts of this queue claimed and not yet recorded. */

@@ -38,6 +38,8 @@ public abstract class Service {
     private boolean woken;
 
     private volatile boolean running;
+    /** Set by {@link #requestStop()}: also seen by a pass called directly, on a service never started (tests). */
+    private volatile boolean stopRequested;
     /** When the stop was requested (System.nanoTime): the stop's grace counts from then. */
     private volatile long stopRequestedAt;
 
@@ -144,10 +146,16 @@ public abstract class Service {
                 return;
             }
             running = false;
+            stopRequested = true;
             stopRequestedAt = System.nanoTime();
         }
         onStopRequested();
         wake();
+    }
+
+    /** True once a stop was requested: a wait inside a pass ends early then. */
+    protected final boolean stopRequested() {
+        return stopRequested;
     }
 
     /** True from {@link #start()} until {@link #stop()}. */

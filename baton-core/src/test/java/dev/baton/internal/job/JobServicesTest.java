@@ -23,8 +23,10 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -152,31 +154,9 @@ class JobServicesTest extends DbTest {
                             release.await();
                         },
                         RetryPolicy.DEFAULT));
-        WorkerConfig config = WorkerConfig.builder().queue("default", 2).build();
-        Db db = Db.of(appPool);
-        JobCompleter completer = new JobCompleter(db, store, Hooks.NONE, System::nanoTime);
-        JobExecutor executor = executor(handlers, completer);
+        JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
         Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
-        JobHeartbeater heartbeater =
-                new JobHeartbeater(running, appPool, store, Hooks.NONE, LEASE, Duration.ofSeconds(5), System::nanoTime);
-        closeLater((AutoCloseable) heartbeater::afterLastPass);
-        JobProducer producer = new JobProducer(
-                "default",
-                2,
-                db,
-                store,
-                new ClaimGate(new String[] {"k"}),
-                config,
-                "n1",
-                Notifier.polling(),
-                Hooks.NONE,
-                System::nanoTime,
-                running,
-                executor,
-                heartbeater,
-                dev.baton.TransactionBinding.NONE,
-                null);
-        closeLater((AutoCloseable) producer::afterLastPass); // never started: only its handler threads to end
+        JobProducer producer = producer(store, 2, handlers, completer, running);
 
         assertThat(producer.runOnce()).as("a full claim: claim again at once").isZero();
         assertThat(runningJobs()).isEqualTo(2);
@@ -197,6 +177,112 @@ class JobServicesTest extends DbTest {
         assertThat(ran).hasValue(3);
         assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'succeeded'"))
                 .isEqualTo(3);
+    }
+
+    /**
+     * A claim takes only the slots free when it starts, and under load a claim statement takes longer than short
+     * handlers (tens of ms at 8 nodes): after a full claim the next waits for every slot. Seen failing: with the
+     * earlier threshold (half the slots) the second claim took the 2 slots free at its start (6 jobs claimed in all,
+     * not 8); without the wake-up when the last slot frees, the pass waited out its coalescing window (here 60 s) and
+     * the test timed out.
+     */
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void afterAFullClaimTheNextWaitsForEverySlotAndIsWokenWhenTheLastFrees() throws Exception {
+        JobStore store = new JobStore(schema);
+        for (int i = 0; i < 10; i++) {
+            jobs().enqueue(JobRequest.of("k", Map.of("i", i)));
+        }
+        CountDownLatch first = new CountDownLatch(1);
+        CountDownLatch second = new CountDownLatch(1);
+        Map<String, Worker.Registration<?>> handlers = Map.of(
+                "k",
+                new Worker.Registration<>(
+                        "k",
+                        Map.class,
+                        (payload, ctx) -> {
+                            int i = ((Number) ((Map<?, ?>) payload).get("i")).intValue();
+                            if (i < 2) {
+                                first.await();
+                            } else if (i < 4) {
+                                second.await();
+                            }
+                        },
+                        RetryPolicy.DEFAULT));
+        JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
+        JobProducer producer = producer(store, 4, handlers, completer, new ConcurrentHashMap<>());
+        producer.coalesceNanos = TimeUnit.SECONDS.toNanos(60);
+
+        assertThat(producer.runOnce()).as("a full claim of jobs 0-3").isZero();
+        first.countDown();
+        await().atMost(WAIT).until(() -> producer.freeSlots() == 2);
+        CompletableFuture<Long> pass = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                pass.complete(producer.runOnce());
+            } catch (Throwable e) {
+                pass.completeExceptionally(e);
+            }
+        });
+        t.start();
+        // waiting for the other two slots, or (the old threshold) already done
+        await().atMost(WAIT).until(() -> t.getState() == Thread.State.TIMED_WAITING || pass.isDone());
+        second.countDown();
+        assertThat(pass.get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                .as("a full claim again")
+                .isZero();
+        assertThat(runningJobs())
+                .as("4 + 4 claimed, outcomes not yet recorded: the second claim took every slot")
+                .isEqualTo(8);
+    }
+
+    /**
+     * While more outcomes wait for the completer than there are slots, a claim would take only the room their
+     * recording leaves (a job or two, one statement each): the producer waits for the completer instead. Seen
+     * failing: without that wait (JobProducer.runOnce) the third pass claimed the one job there was room for.
+     */
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void afterAFullClaimTheProducerWaitsForTheCompleterRatherThanClaimAFewJobs() throws Exception {
+        JobStore store = new JobStore(schema);
+        for (int i = 0; i < 10; i++) {
+            jobs().enqueue(JobRequest.of("k", Map.of("i", i)));
+        }
+        CountDownLatch release = new CountDownLatch(1);
+        Map<String, Worker.Registration<?>> handlers = Map.of(
+                "k",
+                new Worker.Registration<>(
+                        "k",
+                        Map.class,
+                        (payload, ctx) -> {
+                            if (((Number) ((Map<?, ?>) payload).get("i")).intValue() == 0) {
+                                release.await();
+                            }
+                        },
+                        RetryPolicy.DEFAULT));
+        JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
+        JobProducer producer = producer(store, 3, handlers, completer, new ConcurrentHashMap<>());
+        try {
+            assertThat(producer.runOnce()).as("a full claim of jobs 0-2").isZero();
+            await().atMost(WAIT).until(() -> completer.pending() == 2 && producer.freeSlots() == 2);
+            assertThat(producer.runOnce())
+                    .as("jobs 3 and 4 into the two free slots")
+                    .isZero();
+            await().atMost(WAIT).until(() -> completer.pending() == 4 && producer.freeSlots() == 2);
+            assertThat(producer.inFlight()).isEqualTo(5); // at most 6: room for one job
+
+            assertThat(producer.runOnce()).as("wait for the completer").isPositive();
+            assertThat(runningJobs()).isEqualTo(5);
+
+            completer.runOnce();
+            assertThat(runningJobs()).isEqualTo(1);
+            producer.runOnce();
+            assertThat(runningJobs())
+                    .as("two slots, room for five: jobs 5 and 6")
+                    .isEqualTo(3);
+        } finally {
+            release.countDown();
+        }
     }
 
     @Test
@@ -234,6 +320,39 @@ class JobServicesTest extends DbTest {
         assertThat(jobs().get(claimed.get(1).id()).orElseThrow().errors().get(0).message())
                 .isEqualTo("boom 1");
         assertThat(state(claimed.get(2).id())).isEqualTo(JobState.FAILED);
+    }
+
+    /**
+     * A producer of queue "default" with {@code concurrency} slots for node "n1", never started: the test calls its
+     * {@code runOnce()}; its handler threads end with the test.
+     */
+    private JobProducer producer(
+            JobStore store,
+            int concurrency,
+            Map<String, Worker.Registration<?>> handlers,
+            JobCompleter completer,
+            Map<Long, RunningAttempt> running) {
+        JobHeartbeater heartbeater =
+                new JobHeartbeater(running, appPool, store, Hooks.NONE, LEASE, Duration.ofSeconds(5), System::nanoTime);
+        closeLater((AutoCloseable) heartbeater::afterLastPass);
+        JobProducer producer = new JobProducer(
+                "default",
+                concurrency,
+                Db.of(appPool),
+                store,
+                new ClaimGate(new String[] {"k"}),
+                WorkerConfig.builder().queue("default", concurrency).build(),
+                "n1",
+                Notifier.polling(),
+                Hooks.NONE,
+                System::nanoTime,
+                running,
+                executor(handlers, completer),
+                heartbeater,
+                dev.baton.TransactionBinding.NONE,
+                null);
+        closeLater((AutoCloseable) producer::afterLastPass);
+        return producer;
     }
 
     /** An executor of node "n1" for {@code handlers}, queuing its outcomes in {@code completer}. */
