@@ -27,12 +27,11 @@ import org.slf4j.LoggerFactory;
  * One queue's producer: claims jobs into the queue's free slots (at most its concurrency) and hands them
  * to the queue's handler threads, which run them through the {@link JobExecutor}. Its pass claims once
  * and says when to claim again: at once after a full claim (more are likely ready, so it first waits a
- * moment for every slot to free up, as a claim takes only what is free when it starts (decision 0036)), else
- * after the poll interval
- * (five times longer while LISTEN wakes it for every enqueue). Enqueue notifications and freed slots end
- * its wait early, but a claim that found fewer jobs than free slots is followed by the next no sooner than
- * {@link #CLAIM_SPACING_NANOS} after its start, so a stream of small enqueues is claimed several at a time,
- * not by one statement per enqueue (decision 0031). A slot is free when its handler returns, while the
+ * moment for every slot to free up, as a claim takes only what is free when it starts: decision 0036), else
+ * after the poll interval (five times longer while LISTEN wakes it for every enqueue). Enqueue notifications
+ * and freed slots end its wait early, but a claim that found fewer jobs than free slots is followed by the
+ * next no sooner than {@link #CLAIM_SPACING_NANOS} after its start, so a stream of small enqueues is claimed
+ * several at a time, not by one statement per enqueue (decision 0031). A slot is free when its handler returns, while the
  * outcome may still wait for the completer; at most as many attempts as there are slots wait so (decision
  * 0027), so one batch's outcomes are written while the next batch is claimed.
  */

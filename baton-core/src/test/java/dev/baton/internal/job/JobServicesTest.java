@@ -2,6 +2,7 @@ package dev.baton.internal.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.Baton;
@@ -87,7 +88,8 @@ class JobServicesTest extends DbTest {
         assertThat(state(claimed.get(2).id())).isEqualTo(JobState.AVAILABLE);
         assertThat(state(claimed.get(3).id())).isEqualTo(JobState.RUNNING);
         assertThat(freed).hasValue(4);
-        assertThat(wake.await(0)).as("the claimer was woken").isTrue();
+        // the claimer was woken: its wait ends at once (a wait that was not signalled would last ten minutes)
+        assertTimeoutPreemptively(WAIT, () -> wake.await(TimeUnit.MINUTES.toNanos(10)));
     }
 
     @Test
