@@ -31,9 +31,9 @@ import org.slf4j.LoggerFactory;
  * after the poll interval (five times longer while LISTEN wakes it for every enqueue). Enqueue notifications
  * and freed slots end its wait early, but a claim that found fewer jobs than free slots is followed by the
  * next no sooner than {@link #CLAIM_SPACING_NANOS} after its start, so a stream of small enqueues is claimed
- * several at a time, not by one statement per enqueue (decision 0031). A slot is free when its handler returns, while the
- * outcome may still wait for the completer; at most as many attempts as there are slots wait so (decision
- * 0027), so one batch's outcomes are written while the next batch is claimed.
+ * several at a time, not by one statement per enqueue (decision 0031). A slot is free when its handler
+ * returns, while the outcome may still wait for the completer; at most as many attempts as there are slots
+ * wait so (decision 0027), so one batch's outcomes are written while the next batch is claimed.
  */
 public final class JobProducer extends NotifiedService {
     private static final Logger log = LoggerFactory.getLogger(JobProducer.class);
