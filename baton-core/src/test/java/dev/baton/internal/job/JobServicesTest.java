@@ -44,11 +44,31 @@ class JobServicesTest extends DbTest {
         return Baton.builder(appPool).schema(schema).build().jobs(); // read and enqueue only, never started
     }
 
-    /** Enqueues {@code n} jobs of kind "k" and claims them as node "n1". */
-    private List<JobStore.Claimed> claim(JobStore store, int n) throws SQLException {
+    /** Enqueues {@code n} jobs of kind "k", payload {"i": 0 … n - 1}. */
+    private void enqueue(int n) {
         for (int i = 0; i < n; i++) {
             jobs().enqueue(JobRequest.of("k", Map.of("i", i)));
         }
+    }
+
+    /** A handler of kind "k" that gives {@code body} each job's "i". */
+    private static Map<String, Worker.Registration<?>> byIndex(IndexedBody body) {
+        return Map.of(
+                "k",
+                new Worker.Registration<>(
+                        "k",
+                        Map.class,
+                        (payload, ctx) -> body.run(((Number) ((Map<?, ?>) payload).get("i")).intValue()),
+                        RetryPolicy.DEFAULT));
+    }
+
+    private interface IndexedBody {
+        void run(int i) throws Exception;
+    }
+
+    /** Enqueues {@code n} jobs of kind "k" and claims them as node "n1". */
+    private List<JobStore.Claimed> claim(JobStore store, int n) throws SQLException {
+        enqueue(n);
         try (Connection c = pool.getConnection()) {
             return store.claim(c, "default", new String[] {"k"}, n, LEASE.toMillis(), "n1");
         }
@@ -141,21 +161,13 @@ class JobServicesTest extends DbTest {
     @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a blocked claim ignores interrupts
     void theProducerClaimsOnlyIntoFreeSlotsAndClaimsAgainOnceAnOutcomeIsRecorded() throws Exception {
         JobStore store = new JobStore(schema);
-        for (int i = 0; i < 3; i++) {
-            jobs().enqueue(JobRequest.of("k", Map.of("i", i)));
-        }
+        enqueue(3);
         CountDownLatch release = new CountDownLatch(1);
         AtomicInteger ran = new AtomicInteger();
-        Map<String, Worker.Registration<?>> handlers = Map.of(
-                "k",
-                new Worker.Registration<>(
-                        "k",
-                        Map.class,
-                        (payload, ctx) -> {
-                            ran.incrementAndGet();
-                            release.await();
-                        },
-                        RetryPolicy.DEFAULT));
+        Map<String, Worker.Registration<?>> handlers = byIndex(i -> {
+            ran.incrementAndGet();
+            release.await();
+        });
         JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
         Map<Long, RunningAttempt> running = new ConcurrentHashMap<>();
         JobProducer producer = producer(store, 2, handlers, completer, running);
@@ -192,25 +204,16 @@ class JobServicesTest extends DbTest {
     @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void afterAFullClaimTheNextWaitsForEverySlotAndIsWokenWhenTheLastFrees() throws Exception {
         JobStore store = new JobStore(schema);
-        for (int i = 0; i < 10; i++) {
-            jobs().enqueue(JobRequest.of("k", Map.of("i", i)));
-        }
+        enqueue(10);
         CountDownLatch first = new CountDownLatch(1);
         CountDownLatch second = new CountDownLatch(1);
-        Map<String, Worker.Registration<?>> handlers = Map.of(
-                "k",
-                new Worker.Registration<>(
-                        "k",
-                        Map.class,
-                        (payload, ctx) -> {
-                            int i = ((Number) ((Map<?, ?>) payload).get("i")).intValue();
-                            if (i < 2) {
-                                first.await();
-                            } else if (i < 4) {
-                                second.await();
-                            }
-                        },
-                        RetryPolicy.DEFAULT));
+        Map<String, Worker.Registration<?>> handlers = byIndex(i -> {
+            if (i < 2) {
+                first.await();
+            } else if (i < 4) {
+                second.await();
+            }
+        });
         JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
         JobProducer producer = producer(store, 4, handlers, completer, new ConcurrentHashMap<>());
         producer.coalesceNanos = TimeUnit.SECONDS.toNanos(60);
@@ -247,21 +250,13 @@ class JobServicesTest extends DbTest {
     @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void afterAFullClaimTheProducerWaitsForTheCompleterRatherThanClaimAFewJobs() throws Exception {
         JobStore store = new JobStore(schema);
-        for (int i = 0; i < 10; i++) {
-            jobs().enqueue(JobRequest.of("k", Map.of("i", i)));
-        }
+        enqueue(10);
         CountDownLatch release = new CountDownLatch(1);
-        Map<String, Worker.Registration<?>> handlers = Map.of(
-                "k",
-                new Worker.Registration<>(
-                        "k",
-                        Map.class,
-                        (payload, ctx) -> {
-                            if (((Number) ((Map<?, ?>) payload).get("i")).intValue() == 0) {
-                                release.await();
-                            }
-                        },
-                        RetryPolicy.DEFAULT));
+        Map<String, Worker.Registration<?>> handlers = byIndex(i -> {
+            if (i == 0) {
+                release.await();
+            }
+        });
         JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
         JobProducer producer = producer(store, 3, handlers, completer, new ConcurrentHashMap<>());
         try {
@@ -291,21 +286,14 @@ class JobServicesTest extends DbTest {
     void theExecutorMapsHowAHandlerEndedToTheOutcomeItQueues() throws Exception {
         JobStore store = new JobStore(schema);
         List<JobStore.Claimed> claimed = claim(store, 3);
-        Map<String, Worker.Registration<?>> handlers = Map.of(
-                "k",
-                new Worker.Registration<>(
-                        "k",
-                        Map.class,
-                        (payload, ctx) -> {
-                            int i = ((Number) ((Map<?, ?>) payload).get("i")).intValue();
-                            if (i == 1) {
-                                throw new IllegalStateException("boom " + i);
-                            }
-                            if (i == 2) {
-                                throw new JobHandler.PermanentFailure("never " + i);
-                            }
-                        },
-                        RetryPolicy.DEFAULT));
+        Map<String, Worker.Registration<?>> handlers = byIndex(i -> {
+            if (i == 1) {
+                throw new IllegalStateException("boom " + i);
+            }
+            if (i == 2) {
+                throw new JobHandler.PermanentFailure("never " + i);
+            }
+        });
         JobCompleter completer = new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime);
         JobExecutor executor = executor(handlers, completer);
         AtomicInteger freed = new AtomicInteger();
