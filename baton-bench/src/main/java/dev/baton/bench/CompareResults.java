@@ -52,8 +52,21 @@ final class CompareResults {
     /** One point of the best-batch ceiling's sweep. */
     record Sweep(int nodes, int batch, int seconds, double rate) {}
 
-    /** Enqueue-to-start latency of probe jobs, idle or under a background load. */
-    record Latency(String system, String mode, int probes, int started, double p50, double p99, double max) {}
+    /**
+     * Enqueue-to-start latency of probe jobs, idle or under a background load: the load's jobs enqueued per second
+     * while the probes were sent (0 idle) and the machine's CPU meanwhile ({@link Machine.Cpu#since}), which say
+     * whether a node that fell behind was short of CPU or of claims.
+     */
+    record Latency(
+            String system,
+            String mode,
+            int probes,
+            int started,
+            double p50,
+            double p99,
+            double max,
+            double loadEnqueued,
+            String cpu) {}
 
     /** Statements per second of one idle node, client-side count and server transactions. */
     record Idle(String system, double seconds, double statementsPerSecond, double serverTxPerSecond, String top) {}
