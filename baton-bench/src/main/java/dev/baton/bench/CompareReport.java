@@ -552,8 +552,8 @@ final class CompareReport {
             return;
         }
         md.append("\n## Enqueue-to-start latency (one node)\n\n| system | mode | p50 ms | p99 ms | max ms | started | "
-                + "p50 ÷ Baton's | load enqueued meanwhile | the machine's CPU meanwhile |\n"
-                + "|---|---|---|---|---|---|---|---|---|\n");
+                + "p50 ÷ Baton's | of it the enqueue call p50 / p99 ms | load enqueued meanwhile | the machine's CPU "
+                + "meanwhile |\n|---|---|---|---|---|---|---|---|---|---|\n");
         for (CompareResults.Latency l : r.latency) {
             double baton = Double.NaN;
             for (CompareResults.Latency b : r.latency) {
@@ -563,7 +563,7 @@ final class CompareReport {
             }
             md.append(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %.1f | %.1f | %.1f | %d/%d | %s | %s | %s |%n",
+                    "| %s | %s | %.1f | %.1f | %.1f | %d/%d | %s | %.1f / %.1f | %s | %s |%n",
                     l.system(),
                     l.mode(),
                     l.p50(),
@@ -572,6 +572,8 @@ final class CompareReport {
                     l.started(),
                     l.probes(),
                     l.system().equals(BATON) ? "–" : String.format(Locale.ROOT, "%.1f×", l.p50() / baton),
+                    l.callP50(),
+                    l.callP99(),
                     l.loadEnqueued() > 0 ? String.format(Locale.ROOT, "%,.0f jobs/s", l.loadEnqueued()) : "–",
                     l.cpu()));
         }

@@ -53,7 +53,8 @@ final class CompareResults {
     record Sweep(int nodes, int batch, int seconds, double rate) {}
 
     /**
-     * Enqueue-to-start latency of probe jobs, idle or under a background load: the load's jobs enqueued per second
+     * Enqueue-to-start latency of probe jobs, idle or under a background load; of it, the probe's enqueue call
+     * itself (until its commit returned: the part a node cannot shorten); the load's jobs enqueued per second
      * while the probes were sent (0 idle) and the machine's CPU meanwhile ({@link Machine.Cpu#since}), which say
      * whether a node that fell behind was short of CPU or of claims.
      */
@@ -65,6 +66,8 @@ final class CompareResults {
             double p50,
             double p99,
             double max,
+            double callP50,
+            double callP99,
             double loadEnqueued,
             String cpu) {}
 

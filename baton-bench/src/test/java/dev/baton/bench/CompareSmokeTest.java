@@ -218,19 +218,20 @@ class CompareSmokeTest {
         r.mode = "test";
         r.machine = java.util.Map.of();
         r.settings = java.util.Map.of();
-        r.latency.add(new CompareResults.Latency("Baton", "idle", 1000, 1000, 1.9, 6.4, 12.0, 0, CPU));
+        r.latency.add(new CompareResults.Latency("Baton", "idle", 1000, 1000, 1.9, 6.4, 12.0, 0.6, 1.1, 0, CPU));
         r.latency.add(new CompareResults.Latency(
-                "Baton", "under load (8000 jobs/s)", 1000, 1000, 2.6, 31.5, 80.0, 7990, CPU));
+                "Baton", "under load (8000 jobs/s)", 1000, 1000, 2.6, 31.5, 80.0, 0.7, 24.0, 7990, CPU));
         assertThat(CompareReport.markdown(r, c))
                 .contains(
                         "| idle enqueue → start p50 ≤ 2 ms and p99 ≤ 10 ms | p50 1.9 ms, p99 6.4 ms (1000/1000 probes"
                                 + " started) | yes |",
                         "| enqueue → start p99 ≤ 25 ms under load (8000 jobs/s) | p50 2.6 ms, p99 31.5 ms (1000/1000"
                                 + " probes started) | **no** |",
-                        "| Baton | idle | 1.9 | 6.4 | 12.0 | 1000/1000 | – | – | " + CPU + " |",
-                        "| Baton | under load (8000 jobs/s) | 2.6 | 31.5 | 80.0 | 1000/1000 | – | 7,990 jobs/s | " + CPU
+                        "| Baton | idle | 1.9 | 6.4 | 12.0 | 1000/1000 | – | 0.6 / 1.1 | – | " + CPU + " |",
+                        "| Baton | under load (8000 jobs/s) | 2.6 | 31.5 | 80.0 | 1000/1000 | – | 0.7 / 24.0 | 7,990 jobs/s | "
+                                + CPU
                                 + " |");
-        r.latency.set(0, new CompareResults.Latency("Baton", "idle", 1000, 999, 1.9, 6.4, 12.0, 0, CPU));
+        r.latency.set(0, new CompareResults.Latency("Baton", "idle", 1000, 999, 1.9, 6.4, 12.0, 0.6, 1.1, 0, CPU));
         assertThat(CompareReport.markdown(r, c))
                 .as("a probe that never started misses the target")
                 .contains("(999/1000 probes started) | **no** |");
