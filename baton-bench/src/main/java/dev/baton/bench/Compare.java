@@ -902,8 +902,10 @@ final class Compare {
                     .limit(4)
                     .forEach(x -> top.append(top.length() == 0 ? "" : "; ")
                             .append(String.format(
-                                    "%.0f/s (%.1f rows each) ",
-                                    x.calls() / secs, (double) x.rows() / Math.max(1, x.calls())))
+                                    "%.0f/s (%.1f rows, %.2f ms each) ",
+                                    x.calls() / secs,
+                                    (double) x.rows() / Math.max(1, x.calls()),
+                                    x.nanos() / 1e6 / Math.max(1, x.calls())))
                             .append(shorten(x.label())));
             System.out.printf(
                     "%-42s   meanwhile: GC %d ms in this JVM, %d (auto)vacuums and analyzes of its tables; "
