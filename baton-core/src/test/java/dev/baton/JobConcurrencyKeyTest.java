@@ -123,12 +123,12 @@ class JobConcurrencyKeyTest extends JobBehaviourTestBase {
         long y = jobs.enqueue(JobRequest.of("k", new Item("y"))).id();
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
-            assertThat(store.claim(c, "default", KINDS, 2, false, LEASE_MS, "n1"))
+            assertThat(store.claim(c, "default", KINDS, 2, false, LEASE_MS, "n1", JobStore.ClaimKey.HEAD))
                     .as("candidates = limit: K's second job took Y's place")
                     .extracting(JobStore.Claimed::id)
                     .containsExactly(k1);
             c.rollback();
-            assertThat(store.claim(c, "default", KINDS, 2, true, LEASE_MS, "n1"))
+            assertThat(store.claim(c, "default", KINDS, 2, true, LEASE_MS, "n1", JobStore.ClaimKey.HEAD))
                     .as("candidates = twice the limit")
                     .extracting(JobStore.Claimed::id)
                     .containsExactlyInAnyOrder(k1, y);

@@ -166,9 +166,19 @@ class RetentionTest extends JobBehaviourTestBase {
         Sql node = Sql.load("node.sql", Identifiers.schema(schema));
         Sql schedule = Sql.load("schedule.sql", Identifiers.schema(schema));
         Map<String, Object[]> statements = new LinkedHashMap<>();
-        statements.put(
-                "job.claim",
-                new Object[] {job.get("claim"), "default", new String[] {"k"}, "default", 20, 10, 1000L, "n"});
+        statements.put("job.claim", new Object[] {
+            job.get("claim"),
+            "default",
+            new String[] {"k"},
+            "default",
+            -1,
+            java.time.OffsetDateTime.parse("1970-01-01T00:00:00Z"),
+            0L,
+            20,
+            10,
+            1000L,
+            "n"
+        });
         statements.put("job.heartbeat", new Object[] {
             job.get("heartbeat"), new Long[] {1L}, new Long[] {1L}, 1000L, new Long[] {1L}, new Long[] {1L}
         });

@@ -57,15 +57,17 @@ final class Ceiling extends Peer.BatonPeer {
                     Long[] tokens = new Long[b];
                     try {
                         while (!Thread.currentThread().isInterrupted()) {
-                            // As JobStore.claim binds them for a keyless queue (decision 0028): queue, kinds, queue,
+                            // As JobStore.claim binds them for a keyless queue (decision 0028), always from the head
+                            // of the claim order (decision 0037): queue, kinds, queue, the key to start after,
                             // candidates = limit, limit, job_lease_ms, node_id.
                             claim.setString(1, QUEUE);
                             claim.setArray(2, kinds);
                             claim.setString(3, QUEUE);
-                            claim.setInt(4, JobsBenchmark.CANDIDATE_FACTOR * b);
-                            claim.setInt(5, b);
-                            claim.setLong(6, leaseMs);
-                            claim.setString(7, "raw-" + i);
+                            JobsBenchmark.bindFromHead(claim, 4);
+                            claim.setInt(7, JobsBenchmark.CANDIDATE_FACTOR * b);
+                            claim.setInt(8, b);
+                            claim.setLong(9, leaseMs);
+                            claim.setString(10, "raw-" + i);
                             int n = 0;
                             try (ResultSet rs = claim.executeQuery()) {
                                 while (rs.next()) {

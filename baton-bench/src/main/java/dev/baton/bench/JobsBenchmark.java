@@ -198,6 +198,16 @@ final class JobsBenchmark {
                 r.listening, r.p50, r.p90, r.p99, r.max, r.enqueueP50, r.over100ms, r.timedOut);
     }
 
+    /**
+     * Binds job.claim's key to start after, at {@code from} and the two parameters after it, to the head of the claim
+     * order ({@code JobStore.ClaimKey.HEAD}): the raw ceiling scans the ready index from its head every time.
+     */
+    static void bindFromHead(java.sql.PreparedStatement claim, int from) throws java.sql.SQLException {
+        claim.setInt(from, -1);
+        claim.setObject(from + 1, java.time.OffsetDateTime.parse("1970-01-01T00:00:00Z"));
+        claim.setLong(from + 2, 0);
+    }
+
     static double percentile(double[] sorted, double p) {
         if (sorted.length == 0) {
             return Double.NaN;
@@ -657,15 +667,16 @@ final class JobsBenchmark {
                                     capped.set(true);
                                     return;
                                 }
-                                // As JobStore.claim binds them: queue, kinds, queue, limit*2, limit, job_lease_ms,
-                                // node_id.
+                                // As JobStore.claim binds them, from the head of the claim order: queue, kinds,
+                                // queue, the key to start after, limit*2, limit, job_lease_ms, node_id.
                                 claim.setString(1, QUEUE);
                                 claim.setArray(2, kinds);
                                 claim.setString(3, QUEUE);
-                                claim.setInt(4, batch * CANDIDATE_FACTOR);
-                                claim.setInt(5, batch);
-                                claim.setLong(6, leaseMs);
-                                claim.setString(7, owner);
+                                bindFromHead(claim, 4);
+                                claim.setInt(7, batch * CANDIDATE_FACTOR);
+                                claim.setInt(8, batch);
+                                claim.setLong(9, leaseMs);
+                                claim.setString(10, owner);
                                 int n = 0;
                                 long c0 = System.nanoTime();
                                 try (ResultSet rs = claim.executeQuery()) {

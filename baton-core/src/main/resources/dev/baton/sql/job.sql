@@ -81,6 +81,10 @@ SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys
 -- the unique index job_running_key: the later one gets a unique violation, claims nothing and retries
 -- next poll. :candidates bounds the rows locked before one per key is picked: twice :limit, or :limit
 -- while the queue's recent claims came back full and without keyed jobs (decision 0027).
+-- (:after_priority, :after_run_at, :after_id) is where the scan of job_ready starts: the key of the last job
+-- this producer claimed while it works through a backlog, so that it steps over neither the entries its own
+-- earlier claims left dead in that index nor those of every claim since the last vacuum (decision 0037);
+-- (-1, any time, 0) from the head, as every priority is 0 or more.
 WITH candidates AS (
     SELECT id, priority, run_at, concurrency_key
       FROM ${schema}.job j
@@ -92,6 +96,7 @@ WITH candidates AS (
        AND (NOT j.key_fifo OR NOT EXISTS (
             SELECT 1 FROM ${schema}.job o
              WHERE o.state = 'available' AND o.concurrency_key = j.concurrency_key AND o.id < j.id))
+       AND (j.priority, j.run_at, j.id) > (:after_priority::smallint, :after_run_at::timestamptz, :after_id::bigint)
      ORDER BY j.priority, j.run_at, j.id
      LIMIT :candidates
        FOR UPDATE SKIP LOCKED
@@ -112,7 +117,8 @@ UPDATE ${schema}.job j
  WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_attempts, j.attempt_token,
           j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at,
-          (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms, j.metadata::text AS metadata
+          (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms, j.metadata::text AS metadata,
+          j.run_at
 
 -- name: heartbeat
 -- Extends the leases of running attempts. Rows locked by their own completion transaction (which
@@ -483,7 +489,8 @@ UPDATE ${schema}.job j
  WHERE j.id = picked.id
 RETURNING j.id, j.queue, j.kind, j.payload::text AS payload, j.attempt, j.max_attempts, j.attempt_token,
           j.timeout_ms, j.priority, j.idempotency_key, j.concurrency_key, j.stall_count, j.created_at,
-          (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms, j.metadata::text AS metadata
+          (extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS waited_ms, j.metadata::text AS metadata,
+          j.run_at
 
 -- name: unique_lock
 -- Scoped uniqueness (JobRequest.unique): locks the rows of the given keys, in key order so that two

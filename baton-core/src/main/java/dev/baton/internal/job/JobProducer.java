@@ -7,6 +7,7 @@ import dev.baton.internal.notify.NotifiedService;
 import dev.baton.internal.notify.Notifier;
 import dev.baton.internal.service.Hooks;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -46,6 +47,12 @@ public final class JobProducer extends NotifiedService {
      * (decision 0031).
      */
     public static final long CLAIM_SPACING_NANOS = 2_000_000L;
+    /**
+     * While a producer works through a backlog, each claim resumes after the last job the one before took, but at
+     * least this often one starts from the head of the claim order, for the jobs that became ready before that key
+     * (a higher priority, a delay that ran out, a row a racing claim skipped) (decision 0037).
+     */
+    public static final long HEAD_SCAN_NANOS = 10_000_000L;
     /** How long a producer that no longer claims waits between passes (until it is stopped). */
     private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -90,6 +97,8 @@ public final class JobProducer extends NotifiedService {
 
     /** How long a claim after a full one waits for every slot to be free: {@link #CLAIM_COALESCE_NANOS} (tests). */
     long coalesceNanos = CLAIM_COALESCE_NANOS;
+    /** At least how often a claim starts from the head of the claim order: {@link #HEAD_SCAN_NANOS} (tests). */
+    long headScanNanos = HEAD_SCAN_NANOS;
 
     private volatile boolean claiming = true;
     /** The last claim filled every free slot. Written by the service thread only. */
@@ -101,6 +110,14 @@ public final class JobProducer extends NotifiedService {
      * full and without a keyed job, and again as soon as one does not. Service thread only.
      */
     private boolean keyed = true;
+    /**
+     * Where the next claim starts in the claim order: after the last job of a claim that filled every free slot, so
+     * that it steps over none of the entries that the claims since the last vacuum left dead at the head of the ready
+     * index (decision 0037); {@link JobStore.ClaimKey#HEAD} after any other claim. Service thread only.
+     */
+    private JobStore.ClaimKey resumeAfter = JobStore.ClaimKey.HEAD;
+    /** When the last claim from the head started (System.nanoTime()). Service thread only. */
+    private long headScanAt;
 
     public JobProducer(
             String queue,
@@ -210,42 +227,32 @@ public final class JobProducer extends NotifiedService {
     int claimOnce(int free) throws SQLException {
         hooks.reach(Hooks.Points.JOB_BEFORE_CLAIM);
         long send = ticker.getAsLong();
-        List<JobStore.Claimed> jobs;
-        try {
-            // Checked again once a connection is in hand: getting one can wait (a pool after a partition
-            // waits up to its connection timeout), and a drain that began meanwhile must win over this claim.
-            String[] limitIds = limits == null ? null : limits.forQueue(queue);
-            if (limitIds == null || limitIds.length == 0) {
-                jobs = db.call(
-                        claimWhat,
-                        c -> claiming && gate.open()
-                                ? store.claim(
-                                        c,
-                                        queue,
-                                        gate.kinds(),
-                                        free,
-                                        keyed,
-                                        config.jobLease().toMillis(),
-                                        nodeId)
-                                : List.of());
-            } else {
-                // Limited path: its two statements must share one READ COMMITTED transaction (JobStore).
-                jobs = db.transaction(
-                        claimWhat,
-                        c -> claiming && gate.open()
-                                ? store.claimLimited(
-                                        c,
-                                        queue,
-                                        gate.kinds(),
-                                        free,
-                                        config.jobLease().toMillis(),
-                                        nodeId,
-                                        limitIds)
-                                : List.of());
-            }
-        } catch (JobStore.KeyRaceLost e) {
-            jobs = List.of();
+        String[] limitIds = limits == null ? null : limits.forQueue(queue);
+        boolean limited = limitIds != null && limitIds.length > 0;
+        // Real time, like the coalescing: which rows a claim reads first, not a lease bound.
+        long now = System.nanoTime();
+        JobStore.ClaimKey after = limited || now - headScanAt >= headScanNanos ? JobStore.ClaimKey.HEAD : resumeAfter;
+        if (after == JobStore.ClaimKey.HEAD) {
+            headScanAt = now;
         }
+        List<JobStore.Claimed> jobs = claim(free, after, limited ? limitIds : null);
+        if (after != JobStore.ClaimKey.HEAD && jobs.size() < free) {
+            // Nothing more after the key: what is left may lie before it. From the head at once, so that a claim that
+            // comes back short has always looked at the whole queue, as a claim without a key does.
+            headScanAt = System.nanoTime();
+            List<JobStore.Claimed> rest;
+            try {
+                rest = claim(free - jobs.size(), JobStore.ClaimKey.HEAD, null);
+            } catch (SQLException | RuntimeException e) {
+                log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
+                rest = List.of();
+            }
+            if (!rest.isEmpty()) {
+                jobs = new ArrayList<>(jobs);
+                jobs.addAll(rest);
+            }
+        }
+        resumeAfter = limited || jobs.size() < free ? JobStore.ClaimKey.HEAD : lastKey(jobs);
         boolean watchTimeout = false;
         boolean anyKey = false;
         for (JobStore.Claimed job : jobs) {
@@ -264,6 +271,53 @@ public final class JobProducer extends NotifiedService {
         startDrainer();
         hooks.reach(Hooks.Points.JOB_CLAIMED);
         return jobs.size();
+    }
+
+    /**
+     * One claim statement for up to {@code n} jobs after {@code after} in the claim order, or by the limited path
+     * when {@code limitIds} is not null; a lost race for a concurrency key claims nothing.
+     */
+    private List<JobStore.Claimed> claim(int n, JobStore.ClaimKey after, String[] limitIds) throws SQLException {
+        try {
+            // Checked again once a connection is in hand: getting one can wait (a pool after a partition
+            // waits up to its connection timeout), and a drain that began meanwhile must win over this claim.
+            if (limitIds == null) {
+                return db.call(
+                        claimWhat,
+                        c -> claiming && gate.open()
+                                ? store.claim(
+                                        c,
+                                        queue,
+                                        gate.kinds(),
+                                        n,
+                                        keyed,
+                                        config.jobLease().toMillis(),
+                                        nodeId,
+                                        after)
+                                : List.of());
+            }
+            // Limited path: its two statements must share one READ COMMITTED transaction (JobStore).
+            return db.transaction(
+                    claimWhat,
+                    c -> claiming && gate.open()
+                            ? store.claimLimited(
+                                    c, queue, gate.kinds(), n, config.jobLease().toMillis(), nodeId, limitIds)
+                            : List.of());
+        } catch (JobStore.KeyRaceLost e) {
+            return List.of();
+        }
+    }
+
+    /** The last of {@code jobs} in the claim order (a claim's rows come back in no particular order). */
+    private static JobStore.ClaimKey lastKey(List<JobStore.Claimed> jobs) {
+        JobStore.ClaimKey last = JobStore.ClaimKey.HEAD;
+        for (JobStore.Claimed job : jobs) {
+            JobStore.ClaimKey k = job.key();
+            if (k.compareTo(last) > 0) {
+                last = k;
+            }
+        }
+        return last;
     }
 
     /**

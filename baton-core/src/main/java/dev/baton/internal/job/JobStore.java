@@ -20,6 +20,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -159,7 +160,31 @@ public final class JobStore {
             Long timeoutMs,
             long waitedMs,
             String metadataJson,
-            String concurrencyKey) {}
+            String concurrencyKey,
+            int priority,
+            Instant runAt) {
+        /** Where this job sits in the claim order (priority, run_at, id): a claim may resume after it. */
+        public ClaimKey key() {
+            return new ClaimKey(priority, runAt, id);
+        }
+    }
+
+    /**
+     * A position in the claim order of a queue's ready jobs, (priority, run_at, id): a claim given one takes only
+     * jobs after it (decision 0037). {@link #HEAD} is before every job, as every priority is 0 or more.
+     */
+    public record ClaimKey(int priority, Instant runAt, long id) implements Comparable<ClaimKey> {
+        public static final ClaimKey HEAD = new ClaimKey(-1, Instant.EPOCH, 0);
+
+        @Override
+        public int compareTo(ClaimKey o) {
+            int c = Integer.compare(priority, o.priority);
+            if (c == 0) {
+                c = runAt.compareTo(o.runAt);
+            }
+            return c != 0 ? c : Long.compare(id, o.id);
+        }
+    }
 
     // ---------------------------------------------------------------- enqueue
 
@@ -527,21 +552,32 @@ public final class JobStore {
      */
     public List<Claimed> claim(Connection c, String queue, String[] kinds, int limit, long jobLeaseMs, String nodeId)
             throws SQLException {
-        return claim(c, queue, kinds, limit, true, jobLeaseMs, nodeId);
+        return claim(c, queue, kinds, limit, true, jobLeaseMs, nodeId, ClaimKey.HEAD);
     }
 
     /**
      * As {@link #claim(Connection, String, String[], int, long, String)}; {@code keyed} false locks only
      * {@code limit} candidate rows, for a queue whose recent jobs had no concurrency key (decision 0028): the
      * second half would be locked (a WAL record and a heap write each) and skipped by every concurrent
-     * claimer, never claimed.
+     * claimer, never claimed. Only jobs after {@code after} in the claim order are claimed ({@link ClaimKey#HEAD}:
+     * any; decision 0037).
      */
     public List<Claimed> claim(
-            Connection c, String queue, String[] kinds, int limit, boolean keyed, long jobLeaseMs, String nodeId)
+            Connection c,
+            String queue,
+            String[] kinds,
+            int limit,
+            boolean keyed,
+            long jobLeaseMs,
+            String nodeId,
+            ClaimKey after)
             throws SQLException {
         try (SqlCall q = sql.prepare(c, "claim")
                 .setString("queue", queue)
                 .setArray("kinds", "text", kinds)
+                .setInt("after_priority", after.priority())
+                .setInstant("after_run_at", after.runAt())
+                .setLong("after_id", after.id())
                 .setInt("candidates", keyed ? limit * 2 : limit)
                 .setInt("limit", limit)
                 .setLong("job_lease_ms", jobLeaseMs)
@@ -601,6 +637,8 @@ public final class JobStore {
             int waited = rs.findColumn("waited_ms");
             int metadata = rs.findColumn("metadata");
             int concurrencyKey = rs.findColumn("concurrency_key");
+            int priority = rs.findColumn("priority");
+            int runAt = rs.findColumn("run_at");
             while (rs.next()) {
                 long timeoutValue = rs.getLong(timeout);
                 Long timeoutMs = rs.wasNull() ? null : timeoutValue;
@@ -617,7 +655,9 @@ public final class JobStore {
                         timeoutMs,
                         waitedMs,
                         rs.getString(metadata),
-                        rs.getString(concurrencyKey)));
+                        rs.getString(concurrencyKey),
+                        rs.getInt(priority),
+                        rs.getObject(runAt, OffsetDateTime.class).toInstant()));
                 metrics.jobClaimed(queue, kindValue, Duration.ofMillis(Math.max(0, waitedMs)));
             }
         }

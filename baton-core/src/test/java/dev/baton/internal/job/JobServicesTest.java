@@ -282,6 +282,69 @@ class JobServicesTest extends DbTest {
         }
     }
 
+    /**
+     * While a backlog lasts (every claim full), a claim resumes after the last job the one before took, so it steps
+     * over none of the entries earlier claims left dead at the head of the ready index; one that comes back short
+     * looks from the head at once, so a job that sorts before the key (here a higher priority) is not left behind
+     * (decision 0037). Seen failing: without the look from the head the third claim took nothing and the urgent job
+     * stayed available; with every claim from the head the second claim took it ahead of job 2.
+     */
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void whileABacklogLastsAClaimResumesAfterTheLastJobTakenAndOneThatComesBackShortLooksFromTheHead()
+            throws Exception {
+        JobStore store = new JobStore(schema);
+        enqueue(4);
+        JobProducer producer = producer(
+                store,
+                2,
+                byIndex(i -> {}),
+                new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime),
+                new ConcurrentHashMap<>());
+        producer.headScanNanos = TimeUnit.MINUTES.toNanos(10); // from the head only when a claim comes back short
+
+        assertThat(producer.claimOnce(2)).as("jobs 0 and 1, from the head").isEqualTo(2);
+        long urgent = jobs().enqueue(JobRequest.of("k", Map.of("i", 99)).priority(JobRequest.MIN_PRIORITY))
+                .id();
+        await().atMost(WAIT).until(() -> producer.freeSlots() == 2);
+        assertThat(producer.claimOnce(2)).as("jobs 2 and 3, after job 1").isEqualTo(2);
+        assertThat(state(urgent)).isEqualTo(JobState.AVAILABLE);
+
+        await().atMost(WAIT).until(() -> producer.freeSlots() == 2);
+        assertThat(producer.claimOnce(2))
+                .as("nothing after job 3: from the head, the urgent job")
+                .isEqualTo(1);
+        assertThat(state(urgent)).isNotEqualTo(JobState.AVAILABLE);
+    }
+
+    /**
+     * However long a backlog lasts, a claim starts from the head at least every {@link JobProducer#HEAD_SCAN_NANOS}:
+     * with the interval at 0 every claim does, and takes jobs in priority order. Seen failing: with the interval
+     * ignored (every full claim resuming after its last job) the second claim took jobs 2 and 3, not the urgent job.
+     */
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aClaimStartsFromTheHeadAtLeastEveryHeadScanInterval() throws Exception {
+        JobStore store = new JobStore(schema);
+        enqueue(4);
+        JobProducer producer = producer(
+                store,
+                2,
+                byIndex(i -> {}),
+                new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime),
+                new ConcurrentHashMap<>());
+        producer.headScanNanos = 0;
+
+        assertThat(producer.claimOnce(2)).isEqualTo(2);
+        long urgent = jobs().enqueue(JobRequest.of("k", Map.of("i", 99)).priority(JobRequest.MIN_PRIORITY))
+                .id();
+        await().atMost(WAIT).until(() -> producer.freeSlots() == 2);
+        assertThat(producer.claimOnce(2)).isEqualTo(2);
+        assertThat(state(urgent)).as("claimed ahead of jobs 2 and 3").isNotEqualTo(JobState.AVAILABLE);
+        assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE state = 'available'"))
+                .isEqualTo(1);
+    }
+
     @Test
     void theExecutorMapsHowAHandlerEndedToTheOutcomeItQueues() throws Exception {
         JobStore store = new JobStore(schema);
@@ -374,7 +437,9 @@ class JobServicesTest extends DbTest {
                 c.timeoutMs(),
                 c.waitedMs(),
                 c.metadataJson(),
-                c.concurrencyKey());
+                c.concurrencyKey(),
+                c.priority(),
+                c.runAt());
     }
 
     private void exec(String sql) throws SQLException {
