@@ -34,7 +34,10 @@ import org.slf4j.LoggerFactory;
  * next no sooner than {@link #CLAIM_SPACING_NANOS} after its start, so a stream of small enqueues is claimed
  * several at a time, not by one statement per enqueue (decision 0031). A slot is free when its handler
  * returns, while the outcome may still wait for the completer; at most as many attempts as there are slots
- * wait so (decision 0027), so one batch's outcomes are written while the next batch is claimed.
+ * wait so (decision 0027), so one batch's outcomes are written while the next batch is claimed. After a full claim
+ * the next resumes after the last job it took rather than step over every entry the claims since the last vacuum
+ * left dead at the head of the ready index; one starts from the head at least every {@link #HEAD_SCAN_NANOS}, and a
+ * resumed claim that comes back short is followed by one from the head (decision 0037).
  */
 public final class JobProducer extends NotifiedService {
     private static final Logger log = LoggerFactory.getLogger(JobProducer.class);
@@ -50,7 +53,8 @@ public final class JobProducer extends NotifiedService {
     /**
      * While a producer works through a backlog, each claim resumes after the last job the one before took, but at
      * least this often one starts from the head of the claim order, for the jobs that became ready before that key
-     * (a higher priority, a delay that ran out, a row a racing claim skipped) (decision 0037).
+     * (a higher priority, a delay that ran out, an enqueue that committed after a later one, a row a racing claim
+     * skipped): they wait at most this long (decision 0037).
      */
     public static final long HEAD_SCAN_NANOS = 10_000_000L;
     /** How long a producer that no longer claims waits between passes (until it is stopped). */
