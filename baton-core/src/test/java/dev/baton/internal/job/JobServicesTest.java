@@ -293,14 +293,7 @@ class JobServicesTest extends DbTest {
     @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void whileABacklogLastsAClaimResumesAfterTheLastJobTakenAndOneThatComesBackShortLooksFromTheHead()
             throws Exception {
-        JobStore store = new JobStore(schema);
-        enqueue(4);
-        JobProducer producer = producer(
-                store,
-                2,
-                byIndex(i -> {}),
-                new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime),
-                new ConcurrentHashMap<>());
+        JobProducer producer = twoSlotsOverFourJobs();
         producer.headScanNanos = TimeUnit.MINUTES.toNanos(10); // from the head only when a claim comes back short
 
         assertThat(producer.claimOnce(2)).as("jobs 0 and 1, from the head").isEqualTo(2);
@@ -317,6 +310,18 @@ class JobServicesTest extends DbTest {
         assertThat(state(urgent)).isNotEqualTo(JobState.AVAILABLE);
     }
 
+    /** Jobs 0-3 of kind "k" enqueued, and a producer with 2 slots whose handler returns at once. */
+    private JobProducer twoSlotsOverFourJobs() {
+        JobStore store = new JobStore(schema);
+        enqueue(4);
+        return producer(
+                store,
+                2,
+                byIndex(i -> {}),
+                new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime),
+                new ConcurrentHashMap<>());
+    }
+
     /**
      * However long a backlog lasts, a claim starts from the head at least every {@link JobProducer#HEAD_SCAN_NANOS}:
      * with the interval at 0 every claim does, and takes jobs in priority order. Seen failing: with the interval
@@ -325,14 +330,7 @@ class JobServicesTest extends DbTest {
     @Test
     @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aClaimStartsFromTheHeadAtLeastEveryHeadScanInterval() throws Exception {
-        JobStore store = new JobStore(schema);
-        enqueue(4);
-        JobProducer producer = producer(
-                store,
-                2,
-                byIndex(i -> {}),
-                new JobCompleter(Db.of(appPool), store, Hooks.NONE, System::nanoTime),
-                new ConcurrentHashMap<>());
+        JobProducer producer = twoSlotsOverFourJobs();
         producer.headScanNanos = 0;
 
         assertThat(producer.claimOnce(2)).isEqualTo(2);
