@@ -81,10 +81,10 @@ SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys
 -- the unique index job_running_key: the later one gets a unique violation, claims nothing and retries
 -- next poll. :candidates bounds the rows locked before one per key is picked: twice :limit, or :limit
 -- while the queue's recent claims came back full and without keyed jobs (decision 0027).
--- (:after_priority, :after_run_at, :after_id) is where the scan of job_ready starts: the key of the last job
--- this producer claimed while it works through a backlog, so that it steps over neither the entries its own
--- earlier claims left dead in that index nor those of every claim since the last vacuum (decision 0037);
--- (-1, any time, 0) from the head, as every priority is 0 or more.
+-- (:after_priority, :after_run_at, :after_id) is where the scan of job_ready starts: while a backlog lasts, the
+-- key of the last job this producer claimed, so that the scan does not step over the entries that the claims
+-- since the last vacuum left dead at the head of that index (decision 0037); (-1, any time, 0) from the head,
+-- as the table's CHECK allows priorities 0 to 100 only.
 WITH candidates AS (
     SELECT id, priority, run_at, concurrency_key
       FROM ${schema}.job j

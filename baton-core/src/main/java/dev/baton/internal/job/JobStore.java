@@ -171,7 +171,7 @@ public final class JobStore {
 
     /**
      * A position in the claim order of a queue's ready jobs, (priority, run_at, id): a claim given one takes only
-     * jobs after it (decision 0037). {@link #HEAD} is before every job, as every priority is 0 or more.
+     * jobs after it (decision 0037). {@link #HEAD} is before every job: the table's CHECK allows priorities 0 to 100.
      */
     public record ClaimKey(int priority, Instant runAt, long id) implements Comparable<ClaimKey> {
         public static final ClaimKey HEAD = new ClaimKey(-1, Instant.EPOCH, 0);
