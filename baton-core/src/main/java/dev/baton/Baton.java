@@ -149,8 +149,8 @@ public final class Baton implements AutoCloseable {
         this.jobStore = new JobStore(schema).metrics(metrics);
         int maxPayload = b.worker != null ? b.worker.maxPayloadBytes() : WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES;
         this.interceptors = new Interceptors(b.interceptors);
-        this.jobs =
-                new Jobs(dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults, interceptors);
+        this.jobs = new Jobs(
+                dataSource, jobStore, b.codec, maxPayload, b.transactionBinding, b.jobDefaults, interceptors, ticker);
         this.schedules = new Schedules(dataSource, schema, jobStore, jobs, app, appVersion);
         this.controls = new Controls(dataSource, schema, leases.store().channel(), schedules);
         this.admin = new Admin(dataSource, jobStore, jobs, schedules, leases, nodes, controls);
@@ -501,6 +501,7 @@ public final class Baton implements AutoCloseable {
             worker.stop();
         }
         leaderships.forEach(Leadership::stop);
+        jobs.close();
         notifier.close();
         registrar.stop();
         if (started) {

@@ -3,6 +3,7 @@ package dev.baton;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.baton.internal.db.Db;
+import dev.baton.internal.job.EnqueueWakes;
 import dev.baton.internal.job.Interceptors;
 import dev.baton.internal.job.JobLimitStore;
 import dev.baton.internal.job.JobMetadata;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 
 /**
@@ -40,9 +42,19 @@ public final class Jobs {
     private final Map<String, JobDefaults> kindDefaults;
     /** The node's job interceptors (see {@link JobInterceptor}). */
     private final Interceptors interceptors;
+    /** Wakes the workers of the enqueues Baton commits itself, at most once per queue per window (decision 0038). */
+    private final EnqueueWakes wakes;
 
     Jobs(DataSource dataSource, JobStore store, PayloadCodec codec, int maxPayloadBytes) {
-        this(dataSource, store, codec, maxPayloadBytes, TransactionBinding.NONE, Map.of(), Interceptors.NONE);
+        this(
+                dataSource,
+                store,
+                codec,
+                maxPayloadBytes,
+                TransactionBinding.NONE,
+                Map.of(),
+                Interceptors.NONE,
+                System::nanoTime);
     }
 
     Jobs(
@@ -52,9 +64,11 @@ public final class Jobs {
             int maxPayloadBytes,
             TransactionBinding binding,
             Map<String, JobDefaults> kindDefaults,
-            Interceptors interceptors) {
+            Interceptors interceptors,
+            LongSupplier ticker) {
         this.interceptors = interceptors;
         this.db = Db.of(dataSource);
+        this.wakes = new EnqueueWakes(db, store, ticker);
         this.binding = binding;
         this.kindDefaults = Map.copyOf(kindDefaults);
         this.store = store;
@@ -91,8 +105,11 @@ public final class Jobs {
                                     "an enqueue of a '" + request.kind + "' job with a uniqueness key",
                                     c -> store.enqueueBatch(c, encoded));
                         }
-                        EnqueueResult one = db.call(
-                                "an enqueue of a '" + request.kind + "' job", c -> store.enqueueOne(c, encoded.get(0)));
+                        EnqueueResult one = wakes.enqueue(
+                                List.of(encoded.get(0).queue()),
+                                notify -> db.call(
+                                        "an enqueue of a '" + request.kind + "' job",
+                                        c -> store.enqueueOne(c, encoded.get(0), notify)));
                         return List.of(one);
                     })
                     .get(0);
@@ -133,10 +150,11 @@ public final class Jobs {
                 }
                 // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
                 // so that a failed lookup never reports as failed a batch that was committed.
-                return db.transaction(
+                EnqueueWakes.Write<List<EnqueueResult>> write = notify -> db.transaction(
                         "a batch enqueue of " + requests.size() + " jobs",
                         ". Retry with the same idempotency keys to find out",
-                        c -> store.enqueueBatch(c, encoded));
+                        c -> store.enqueueBatch(c, encoded, notify));
+                return JobStore.anyUnique(encoded) ? write.run(true) : wakes.enqueue(queues(encoded), write);
             });
         } catch (SQLException ex) {
             throw failure("batch enqueue of " + requests.size() + " jobs", ex);
@@ -332,6 +350,16 @@ public final class Jobs {
         } finally {
             interceptors.afterEnqueue(intercepted, results, failure);
         }
+    }
+
+    /** The queues of {@code encoded}, each once. */
+    private static List<String> queues(List<JobStore.Encoded> encoded) {
+        return encoded.stream().map(JobStore.Encoded::queue).distinct().toList();
+    }
+
+    /** Notifies what the enqueue notifier still holds; later enqueues notify in their own statement. */
+    void close() {
+        wakes.close();
     }
 
     private List<JobStore.Encoded> encodeEach(List<JobRequest> requests) {

@@ -15,7 +15,8 @@
 
 -- name: enqueue
 -- One job; a duplicate idempotency key inserts nothing (the caller then looks the key up). The
--- notification is sent at commit, so workers wake only for committed jobs. :run_at null means now.
+-- notification (unless :notify is false: EnqueueWakes notifies after the commit) is sent at commit, so workers
+-- wake only for committed jobs. :run_at null means now.
 WITH ins AS (
     INSERT INTO ${schema}.job (queue, kind, payload, priority, state, run_at, max_attempts, timeout_ms,
                                concurrency_key, key_fifo, idempotency_key, metadata)
@@ -25,10 +26,10 @@ WITH ins AS (
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id, queue
 )
-SELECT id, pg_notify(:channel, queue) IS NULL AS notified FROM ins
+SELECT id, (CASE WHEN :notify::boolean THEN pg_notify(:channel, queue) END) IS NULL AS notified FROM ins
 
 -- name: enqueue_batch
--- Many jobs in one statement, in input order: one array per column.
+-- Many jobs in one statement, in input order: one array per column; notified as enqueue.
 WITH input AS (
     SELECT * FROM unnest(:queues::text[], :kinds::text[], :payloads::text[], :priorities::smallint[],
                          :run_ats::timestamptz[], :delays_ms::bigint[], :max_attempts::int[], :timeouts_ms::bigint[],
@@ -45,7 +46,7 @@ WITH input AS (
     ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id, queue, idempotency_key
 ), notified AS (
-    SELECT pg_notify(:channel, q) FROM (SELECT DISTINCT queue AS q FROM ins) d
+    SELECT pg_notify(:channel, q) FROM (SELECT DISTINCT queue AS q FROM ins) d WHERE :notify::boolean
 )
 SELECT id, idempotency_key, (SELECT count(*) FROM notified) AS n FROM ins ORDER BY id
 
@@ -66,7 +67,8 @@ COPY ${schema}.job (id, queue, kind, payload, priority, state, run_at, max_attem
                     key_fifo, metadata) FROM STDIN WITH (FORMAT binary)
 
 -- name: notify_queues
--- After a COPY: wakes the queues' workers (delivered at commit, so only for committed jobs).
+-- After a COPY, or after enqueues that committed without notifying (EnqueueWakes): wakes the queues' workers
+-- (delivered at commit, so only for committed jobs).
 SELECT count(pg_notify(:channel, q)) FROM unnest(:queues::text[]) AS q
 
 -- name: find_by_keys

@@ -189,11 +189,19 @@ public final class JobStore {
     // ---------------------------------------------------------------- enqueue
 
     public EnqueueResult enqueueOne(Connection c, Encoded e) throws SQLException {
+        return enqueueOne(c, e, true);
+    }
+
+    /**
+     * One job; {@code notify}: its statement notifies the queue (at commit). Without, the caller wakes the
+     * queue's workers once it has committed ({@link EnqueueWakes}). A job with a uniqueness key always notifies.
+     */
+    public EnqueueResult enqueueOne(Connection c, Encoded e, boolean notify) throws SQLException {
         if (e.unique() != null) {
             return enqueueUnique(c, List.of(e)).get(0);
         }
         Encoded r = e;
-        try (SqlCall q = bindJob(sql.prepare(c, "enqueue"), r)) {
+        try (SqlCall q = bindJob(sql.prepare(c, "enqueue"), r).setBoolean("notify", notify)) {
             ResultSet rs = q.query();
             if (rs.next()) {
                 metrics.jobsEnqueued(r.queue(), r.kind(), 1);
@@ -222,13 +230,18 @@ public final class JobStore {
     }
 
     public List<EnqueueResult> enqueueBatch(Connection c, List<Encoded> batch) throws SQLException {
+        return enqueueBatch(c, batch, true);
+    }
+
+    /** Many jobs; {@code notify} as for {@link #enqueueOne(Connection, Encoded, boolean)}. */
+    public List<EnqueueResult> enqueueBatch(Connection c, List<Encoded> batch, boolean notify) throws SQLException {
         if (anyUnique(batch)) {
             return enqueueUnique(c, batch);
         }
         if (batch.size() >= COPY_FROM && noIdempotencyKeys(batch) && c.isWrapperFor(PGConnection.class)) {
-            return enqueueByCopy(c, batch);
+            return enqueueByCopy(c, batch, notify);
         }
-        return enqueuePlainBatch(c, batch);
+        return enqueuePlainBatch(c, batch, notify);
     }
 
     /**
@@ -258,7 +271,7 @@ public final class JobStore {
      * A job due now gets the database's clock of the reservation as its run_at (the array statement takes it
      * at the insert, a moment later).
      */
-    private List<EnqueueResult> enqueueByCopy(Connection c, List<Encoded> batch) throws SQLException {
+    private List<EnqueueResult> enqueueByCopy(Connection c, List<Encoded> batch, boolean notify) throws SQLException {
         int n = batch.size();
         Map<List<String>, Integer> created = new LinkedHashMap<>();
         List<String> queues = new ArrayList<>();
@@ -269,7 +282,7 @@ public final class JobStore {
         }
         // In a transaction the notifications wait for its commit, so they go with the reservation: one round
         // trip less. Each statement committing on its own, they must follow the rows.
-        boolean notifyFirst = !c.getAutoCommit();
+        boolean notifyFirst = notify && !c.getAutoCommit();
         Instant now;
         long[] ids = new long[n];
         try (SqlCall q = notifyFirst
@@ -306,8 +319,8 @@ public final class JobStore {
             }
             rows.finish();
         }
-        if (!notifyFirst) {
-            notifyQueues(c, n, queues);
+        if (notify && !notifyFirst) {
+            notifyAfterCopy(c, n, queues);
         }
         List<EnqueueResult> out = new ArrayList<>(n);
         for (long id : ids) {
@@ -317,12 +330,19 @@ public final class JobStore {
         return out;
     }
 
-    /** After a COPY whose rows committed on their own: wakes the queues' workers. */
-    private void notifyQueues(Connection c, int n, List<String> queues) throws SQLException {
+    /** Wakes the workers of {@code queues} (at the commit of {@code c}'s transaction, if one is open). */
+    public void notifyQueues(Connection c, List<String> queues) throws SQLException {
         try (SqlCall q = sql.prepare(c, "notify_queues")
                 .setArray("queues", "text", queues.toArray(new String[0]))
                 .setString("channel", channel)) {
             q.query().close();
+        }
+    }
+
+    /** After a COPY whose rows committed on their own: wakes the queues' workers. */
+    private void notifyAfterCopy(Connection c, int n, List<String> queues) throws SQLException {
+        try {
+            notifyQueues(c, queues);
         } catch (SQLException e) {
             if (!c.getAutoCommit()) {
                 throw e; // the caller's transaction cannot commit: nothing was written
@@ -391,7 +411,7 @@ public final class JobStore {
             }
         }
         if (!plain.isEmpty()) {
-            List<EnqueueResult> plainResults = enqueuePlainBatch(c, plain);
+            List<EnqueueResult> plainResults = enqueuePlainBatch(c, plain, true);
             int next = 0;
             for (int i = 0; i < n; i++) {
                 if (out[i] == null) {
@@ -444,7 +464,8 @@ public final class JobStore {
         }
     }
 
-    private List<EnqueueResult> enqueuePlainBatch(Connection c, List<Encoded> batch) throws SQLException {
+    private List<EnqueueResult> enqueuePlainBatch(Connection c, List<Encoded> batch, boolean notify)
+            throws SQLException {
         int n = batch.size();
         String[] queues = new String[n];
         String[] kinds = new String[n];
@@ -488,7 +509,8 @@ public final class JobStore {
                 .setArray("key_fifo", "bool", keyFifo)
                 .setArray("idempotency_keys", "text", idempotencyKeys)
                 .setArray("metadata", "text", metadata)
-                .setString("channel", channel)) {
+                .setString("channel", channel)
+                .setBoolean("notify", notify)) {
             ResultSet rs = q.query();
             while (rs.next()) {
                 long id = rs.getLong(1);

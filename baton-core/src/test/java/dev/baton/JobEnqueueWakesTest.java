@@ -1,0 +1,183 @@
+package dev.baton;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.baton.internal.db.Jdbc;
+import dev.baton.internal.job.EnqueueWakes;
+import dev.baton.internal.job.JobStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/**
+ * Enqueues that Baton commits itself notify their queue at most once per window (decision 0038): the first
+ * after a quiet window in its own statement, the rest once, after they committed, from the enqueue notifier's
+ * thread. The client's clock is held still here, so the window ends only when the test moves it on: what would
+ * otherwise be a race of milliseconds is a fixed order of steps.
+ */
+class JobEnqueueWakesTest extends JobBehaviourTestBase {
+    private final AtomicLong clientClock = new AtomicLong(1_000_000_000L);
+
+    @BeforeEach
+    void needsListen() {
+        Assumptions.assumeFalse(PG.pooled(), "LISTEN through a transaction pooler loses notifications");
+    }
+
+    /**
+     * Fifty single enqueues in one window: one notification in the first enqueue's statement, one after the
+     * window from the notifier, sent when all fifty rows were there; none for each of the others. A client
+     * closed within a window notifies what it still held.
+     *
+     * <p>Protections removed to see it fail: the window ({@code EnqueueWakes.inline} always true): 50
+     * notifications before the marker, not one. The notification after the commits ({@code committed} doing
+     * nothing): the second notification never came and the await timed out. The notification at close
+     * ({@code afterLastPass} notifying nothing): the closed client's queue was heard once, and the await timed out.
+     */
+    @Test
+    void enqueuesWithinAWindowAreNotifiedOnceMoreAfterTheyCommittedNotEachInItsOwnStatement() throws Exception {
+        Jobs jobs = client().jobs();
+        try (Listener heard = new Listener()) {
+            for (int i = 0; i < 50; i++) {
+                jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("burst"));
+            }
+            // Notifications arrive in commit order: once this marker is heard, so is every enqueue's.
+            try (Connection c = pool.getConnection()) {
+                Jdbc.execute(c, "SELECT pg_notify('" + JobStore.channel(schema) + "', 'marker')");
+            }
+            await().atMost(WAIT).until(() -> heard.queues.contains("marker"));
+            assertThat(heard.queues).as("heard before the window ended").containsExactly("burst", "marker");
+
+            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            await().atMost(WAIT).until(() -> heard.queues.size() == 3);
+            assertThat(heard.queues).containsExactly("burst", "marker", "burst");
+            assertThat(heard.rowsWhenHeard.get(2))
+                    .as("rows of the queue when the notifier's notification arrived")
+                    .isEqualTo(50L);
+
+            // Another client, closed within its window: the close notifies for the enqueues after the first.
+            Baton closing = client();
+            for (int i = 0; i < 5; i++) {
+                closing.jobs()
+                        .enqueue(JobRequest.of("kind.wake", new Item("late #" + i))
+                                .queue("closing"));
+            }
+            closing.close();
+            await().atMost(WAIT).until(() -> heard.queues.size() == 5);
+            assertThat(heard.queues.subList(3, 5)).containsExactly("closing", "closing");
+            assertThat(heard.rowsWhenHeard.get(4)).isEqualTo(5L);
+        }
+    }
+
+    /**
+     * J01 (pick-up side): jobs whose enqueue did not notify are still started at once by a node whose next poll is
+     * an hour away: the notifier wakes it when the window ends. The node is made idle first (a claim found the one
+     * job there, which blocks a slot), so nothing but a notification can start the jobs enqueued after that claim.
+     *
+     * <p>Protection removed to see it fail: the notification after the commits ({@code EnqueueWakes.committed}
+     * doing nothing): none of the twenty jobs started, and the latch timed out.
+     */
+    @Test
+    void J01_jobsEnqueuedWithoutANotificationOfTheirOwnAreStartedWithoutWaitingForAPoll() throws Exception {
+        CountDownLatch blocking = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch ran = new CountDownLatch(20);
+        Baton node = start(nodeBuilder("idle")
+                .worker(fastWorker("q", 4).pollInterval(Duration.ofHours(1)).build())
+                .handle("kind.block", Item.class, (item, ctx) -> {
+                    blocking.countDown();
+                    release.await();
+                })
+                .handle("kind.wake", Item.class, (item, ctx) -> ran.countDown()));
+        assertThat(node.notificationsActive()).isTrue();
+        Jobs jobs = client().jobs();
+        jobs.enqueue(JobRequest.of("kind.block", new Item("first")).queue("q")); // notified in its statement
+        assertThat(blocking.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        try {
+            // Within the first enqueue's window (the client's clock stands still): not notified by themselves.
+            for (int i = 0; i < 10; i++) {
+                jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("q"));
+            }
+            List<JobRequest> batch = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                batch.add(JobRequest.of("kind.wake", new Item("batch #" + i)).queue("q"));
+            }
+            jobs.enqueueAll(batch);
+            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            assertThat(ran.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("every job started, none left for the poll an hour away")
+                    .isTrue();
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /** A client Baton on the test pool (never started: it only enqueues), on a clock that the test moves. */
+    private Baton client() {
+        return closeLater(
+                Baton.builder(appPool).schema(schema).ticker(clientClock::get).build());
+    }
+
+    /** LISTENs on the job channel; for each notification, the queue named and its rows at that moment. */
+    private final class Listener implements AutoCloseable {
+        final List<String> queues = new CopyOnWriteArrayList<>();
+        final List<Long> rowsWhenHeard = new CopyOnWriteArrayList<>();
+        private final Connection listen = PG.connect();
+        private final AtomicBoolean done = new AtomicBoolean();
+        private final Thread thread;
+
+        Listener() throws SQLException {
+            try (Statement st = listen.createStatement()) {
+                st.execute("LISTEN \"" + JobStore.channel(schema) + "\"");
+            }
+            PGConnection pg = listen.unwrap(PGConnection.class);
+            thread = new Thread(() -> {
+                try {
+                    while (!done.get()) {
+                        PGNotification[] got = pg.getNotifications(10);
+                        for (PGNotification n : got == null ? new PGNotification[0] : got) {
+                            rowsWhenHeard.add(queueCount(n.getParameter()));
+                            queues.add(n.getParameter());
+                        }
+                    }
+                } catch (SQLException e) {
+                    queues.add("failed: " + e.getMessage());
+                }
+            });
+            thread.start();
+        }
+
+        @Override
+        public void close() throws Exception {
+            done.set(true);
+            thread.join();
+            listen.close();
+        }
+    }
+
+    private long queueCount(String queue) throws SQLException {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + schema + ".job WHERE queue = ?")) {
+            ps.setString(1, queue);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+}
