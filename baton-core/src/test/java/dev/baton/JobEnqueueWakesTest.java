@@ -45,7 +45,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
      * closed within a window notifies what it still held.
      *
      * <p>Protections removed to see it fail: the window ({@code EnqueueWakes.inline} always true): 50
-     * notifications before the marker, not one. The notification after the commits ({@code committed} doing
+     * notifications before the marker, not one. The notification after the commits ({@code notifyLater} doing
      * nothing): the second notification never came and the await timed out. The notification at close
      * ({@code afterLastPass} notifying nothing): the closed client's queue was heard once, and the await timed out.
      */
@@ -89,7 +89,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
      * an hour away: the notifier wakes it when the window ends. The node is made idle first (a claim found the one
      * job there, which blocks a slot), so nothing but a notification can start the jobs enqueued after that claim.
      *
-     * <p>Protection removed to see it fail: the notification after the commits ({@code EnqueueWakes.committed}
+     * <p>Protection removed to see it fail: the notification after the commits ({@code EnqueueWakes.notifyLater}
      * doing nothing): none of the twenty jobs started, and the latch timed out.
      */
     @Test

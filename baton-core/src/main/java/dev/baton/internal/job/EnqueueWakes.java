@@ -17,9 +17,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Wakes the workers of a queue for the enqueues Baton commits itself, at most once per queue every
- * {@link #WINDOW_NANOS} (decision 0038). A NOTIFY takes a database-wide lock from its transaction's commit until
- * the commit is flushed, so every notifying transaction commits after the one before: a stream of small enqueues,
- * each notifying, commits one at a time (the machine's PostgreSQL 15, fsync on, 32 clients: 3,921 inserts/s with a
+ * {@link #WINDOW_NANOS} (decision 0038). A transaction that notified takes, as it commits, one lock for every
+ * database of the server and holds it until its commit is flushed, so notifying transactions commit one after the
+ * other: a stream of small enqueues, each notifying, commits one at a time (the machine's PostgreSQL 15, fsync on, 32 clients: 3,921 inserts/s with a
  * NOTIFY each, 8,143 without). The first enqueue of a queue after a quiet window notifies in its own statement,
  * delivered at its commit, as before; one within the window of the queue's last notification does not, and once it
  * has committed this service's thread notifies the queue for it, when the window has passed: one statement of its
@@ -43,7 +43,7 @@ public final class EnqueueWakes extends Service {
     private final JobStore store;
     /** Per queue: when (ticker) it was last notified, inline or by this thread. Guarded by this. */
     private final Map<String, Long> lastNotified = new HashMap<>();
-    /** Queues with committed enqueues not yet notified, in the order they came. Guarded by this. */
+    /** Queues with ended enqueues not yet notified, in the order they came. Guarded by this. */
     private final Set<String> pending = new LinkedHashSet<>();
 
     private boolean stopped;
@@ -63,15 +63,18 @@ public final class EnqueueWakes extends Service {
     /**
      * Runs {@code write}, an enqueue into {@code queues} that commits before it returns: it notifies in its own
      * statement if none of the queues was notified within the window, else this service notifies them once the
-     * write has committed.
+     * write has ended. Failed too: its commit may have succeeded unseen (an unknown outcome), and a notification
+     * for nothing costs a claim that finds nothing, where a missed one costs the workers' poll.
      */
     public <T> T enqueue(Collection<String> queues, Write<T> write) throws SQLException {
         boolean inline = inline(queues);
-        T out = write.run(inline);
-        if (!inline) {
-            committed(queues);
+        try {
+            return write.run(inline);
+        } finally {
+            if (!inline) {
+                notifyLater(queues);
+            }
         }
-        return out;
     }
 
     /** True, and the queues marked notified now, if the enqueue should notify in its own statement. */
@@ -96,8 +99,8 @@ public final class EnqueueWakes extends Service {
         return true;
     }
 
-    /** The queues' enqueue has committed without notifying them: they are notified when their window ends. */
-    void committed(Collection<String> queues) {
+    /** The queues' enqueue has ended without notifying them: they are notified when their window ends. */
+    void notifyLater(Collection<String> queues) {
         boolean first;
         List<String> now = List.of();
         synchronized (this) {
