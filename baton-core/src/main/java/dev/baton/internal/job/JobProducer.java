@@ -209,7 +209,7 @@ public final class JobProducer extends NotifiedService {
                 }
                 claimed = claimOnce(free);
             } catch (SQLException | RuntimeException e) {
-                log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
+                claimFailed(e);
             } finally {
                 claimLock.unlock();
             }
@@ -248,7 +248,7 @@ public final class JobProducer extends NotifiedService {
             try {
                 rest = claim(free - jobs.size(), JobStore.ClaimKey.HEAD, null);
             } catch (SQLException | RuntimeException e) {
-                log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
+                claimFailed(e); // the first claim's jobs are kept: they are this node's attempts now
                 rest = List.of();
             }
             if (!rest.isEmpty()) {
@@ -275,6 +275,10 @@ public final class JobProducer extends NotifiedService {
         startDrainer();
         hooks.reach(Hooks.Points.JOB_CLAIMED);
         return jobs.size();
+    }
+
+    private void claimFailed(Exception e) {
+        log.warn("claiming from queue '{}' failed, retrying: {}", queue, e.getMessage());
     }
 
     /**

@@ -283,7 +283,7 @@ class JobServicesTest extends DbTest {
     }
 
     /**
-     * While a backlog lasts (every claim full), a claim resumes after the last job the one before took, so it steps
+     * J01 (none left behind): while a backlog lasts (every claim full), a claim resumes after the last job the one before took, so it steps
      * over none of the entries earlier claims left dead at the head of the ready index; one that comes back short
      * looks from the head at once, so a job that sorts before the key (here a higher priority) is not left behind
      * (decision 0037). Seen failing: without the look from the head the third claim took nothing and the urgent job
@@ -291,7 +291,7 @@ class JobServicesTest extends DbTest {
      */
     @Test
     @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
-    void whileABacklogLastsAClaimResumesAfterTheLastJobTakenAndOneThatComesBackShortLooksFromTheHead()
+    void J01_whileABacklogLastsAClaimResumesAfterTheLastJobTakenAndOneThatComesBackShortLooksFromTheHead()
             throws Exception {
         JobProducer producer = twoSlotsOverFourJobs();
         producer.headScanNanos = TimeUnit.MINUTES.toNanos(10); // from the head only when a claim comes back short
