@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 
 /**
@@ -26,14 +28,28 @@ final class EnqueueBench {
             usage: java -jar baton-bench.jar enqueue [options]
 
             Batch enqueue from one client thread, in variants (keyless at batch 1,000 and 10,000; an idempotency key
-            per job; a concurrency key of 1,000), interleaved run by run; median and range of jobs/s.
+            per job; a concurrency key of 1,000), interleaved run by run; median and range of jobs/s. Then one job per
+            call (Jobs.enqueue) from 32 threads, a tenth of the jobs per run: many small enqueues at once.
               --jdbc-url URL   an existing database; default: embedded PostgreSQL
               --jobs N         jobs per run (default 1000000)
               --runs N         runs per variant (default 3)
               --keep           keep the schema afterwards
             """;
 
-    private record Variant(String name, int batch, IntFunction<JobRequest> request) {}
+    /** {@code threads} callers share the run's jobs, each call enqueuing {@code batch} (1: Jobs.enqueue). */
+    private record Variant(String name, int batch, int threads, IntFunction<JobRequest> request) {
+        Variant(String name, int batch, IntFunction<JobRequest> request) {
+            this(name, batch, 1, request);
+        }
+
+        /** The jobs of a run: one-job calls are far slower than batches, so they get a tenth. */
+        int jobs(int perRun) {
+            return batch == 1 ? Math.max(threads, perRun / 10) : perRun;
+        }
+    }
+
+    /** Callers of the one-job variant: about as many as a busy service's request threads. */
+    private static final int CALLERS = 32;
 
     /** One run: jobs/s, and the CPU each job cost the client JVM and the PostgreSQL server (µs). */
     private record Run(double rate, double jvmMicros, double pgMicros) {}
@@ -48,7 +64,8 @@ final class EnqueueBench {
             new Variant(
                     "concurrency key of 1,000, batch 10,000",
                     10_000,
-                    i -> JobRequest.of("bench.noop", i).concurrencyKey("tenant-" + (i % 1000))));
+                    i -> JobRequest.of("bench.noop", i).concurrencyKey("tenant-" + (i % 1000))),
+            new Variant("one job per call, " + CALLERS + " threads", 1, CALLERS, i -> JobRequest.of("bench.noop", i)));
 
     private EnqueueBench() {}
 
@@ -60,14 +77,14 @@ final class EnqueueBench {
         int jobs = o.jobs();
         String schema = "bench_enqueue_" + Long.toString(System.nanoTime(), 36);
         Map<Variant, List<Run>> rates = new LinkedHashMap<>();
-        try (HikariDataSource pool = db.pool("enqueue-bench", 2)) {
+        try (HikariDataSource pool = db.pool("enqueue-bench", CALLERS)) {
             Baton.migrate(pool, schema);
             Jobs client = Baton.builder(pool).schema(schema).build().jobs();
             // Warm-up: the JIT and the statement's plan, then the table emptied again.
             once(db, pool, schema, client, VARIANTS.get(1), Math.min(jobs, 100_000));
             for (int run = 1; run <= o.runs(); run++) {
                 for (Variant v : VARIANTS) {
-                    Run r = once(db, pool, schema, client, v, jobs);
+                    Run r = once(db, pool, schema, client, v, v.jobs(jobs));
                     rates.computeIfAbsent(v, k -> new ArrayList<>()).add(r);
                     System.out.printf(
                             Locale.ROOT,
@@ -86,7 +103,8 @@ final class EnqueueBench {
         }
         System.out.printf(
                 Locale.ROOT,
-                "%n| variant (%,d jobs per run, %d runs) | jobs/s, median | range | CPU µs per job, JVM / PostgreSQL (median) |%n",
+                "%n| variant (%,d jobs per run, a tenth one per call; %d runs) | jobs/s, median | range "
+                        + "| CPU µs per job, JVM / PostgreSQL (median) |%n",
                 jobs,
                 o.runs());
         System.out.println("|---|---:|---|---|");
@@ -109,7 +127,10 @@ final class EnqueueBench {
         return v[v.length / 2];
     }
 
-    /** Empties the table, checkpoints, builds the requests, then times enqueueAll batch by batch. */
+    /**
+     * Empties the table, checkpoints, builds the requests, then times enqueueAll batch by batch (Jobs.enqueue for
+     * batches of one), the batches shared out among the variant's threads.
+     */
     private static Run once(Database db, HikariDataSource pool, String schema, Jobs client, Variant v, int jobs)
             throws Exception {
         try (Connection c = pool.getConnection();
@@ -127,8 +148,38 @@ final class EnqueueBench {
         }
         Machine.Cpu c0 = Machine.Cpu.sample();
         long t0 = System.nanoTime();
-        for (List<JobRequest> b : batches) {
-            client.enqueueAll(b);
+        if (v.threads() == 1) {
+            for (List<JobRequest> b : batches) {
+                client.enqueueAll(b);
+            }
+        } else {
+            AtomicInteger next = new AtomicInteger();
+            List<Thread> callers = new ArrayList<>();
+            List<Throwable> failed = new CopyOnWriteArrayList<>();
+            for (int t = 0; t < v.threads(); t++) {
+                Thread caller = new Thread(() -> {
+                    try {
+                        for (int i; (i = next.getAndIncrement()) < batches.size(); ) {
+                            List<JobRequest> b = batches.get(i);
+                            if (b.size() == 1) {
+                                client.enqueue(b.get(0));
+                            } else {
+                                client.enqueueAll(b);
+                            }
+                        }
+                    } catch (RuntimeException e) {
+                        failed.add(e);
+                    }
+                });
+                caller.start();
+                callers.add(caller);
+            }
+            for (Thread caller : callers) {
+                caller.join();
+            }
+            if (!failed.isEmpty()) {
+                throw new IllegalStateException("an enqueue of variant '" + v.name() + "' failed", failed.get(0));
+            }
         }
         double rate = jobs / ((System.nanoTime() - t0) / 1e9);
         double[] micros = Results.microsPerJob(c0, Machine.Cpu.sample(), jobs);
