@@ -4,24 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.baton.internal.job.JobStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
 
 /**
  * Large batches without idempotency keys are written by COPY (JobStore.enqueueByCopy), smaller ones and
@@ -221,29 +214,8 @@ class JobBatchEnqueueTest extends JobBehaviourTestBase {
     void aCopiedBatchWakesItsQueuesWhenItsRowsAreThereAndNeverForRowsNotWritten() throws Exception {
         Assumptions.assumeFalse(PG.pooled(), "LISTEN through a transaction pooler loses notifications");
         Jobs jobs = jobsClient();
-        List<String> heard = new CopyOnWriteArrayList<>();
-        List<Long> rowsWhenHeard = new CopyOnWriteArrayList<>();
-        try (Connection listen = PG.connect()) {
-            try (Statement st = listen.createStatement()) {
-                st.execute("LISTEN \"" + JobStore.channel(schema) + "\"");
-            }
-            // Counts the queue's rows the moment its notification arrives.
-            PGConnection pg = listen.unwrap(PGConnection.class);
-            AtomicBoolean done = new AtomicBoolean();
-            Thread listener = new Thread(() -> {
-                try {
-                    while (!done.get()) {
-                        PGNotification[] got = pg.getNotifications(10);
-                        for (PGNotification n : got == null ? new PGNotification[0] : got) {
-                            rowsWhenHeard.add(queueCount(n.getParameter()));
-                            heard.add(n.getParameter());
-                        }
-                    }
-                } catch (SQLException e) {
-                    heard.add("failed: " + e.getMessage());
-                }
-            });
-            listener.start();
+        try (JobChannelListener listener = new JobChannelListener()) {
+            List<String> heard = listener.queues;
             // Rolled back: never heard. Then committed in a transaction: heard once the rows are there.
             try (Connection tx = appPool.getConnection()) {
                 tx.setAutoCommit(false);
@@ -261,13 +233,11 @@ class JobBatchEnqueueTest extends JobBehaviourTestBase {
                 jobs.enqueueAll(c, batchOf(1000, "auto"));
             }
             await().atMost(WAIT).until(() -> heard.contains("auto"));
-            done.set(true);
-            listener.join();
+            assertThat(heard).containsExactly("in-tx", "auto");
+            assertThat(listener.rowsWhenHeard)
+                    .as("rows of the queue when its notification arrived")
+                    .containsExactly(150L, 1000L);
         }
-        assertThat(heard).containsExactly("in-tx", "auto");
-        assertThat(rowsWhenHeard)
-                .as("rows of the queue when its notification arrived")
-                .containsExactly(150L, 1000L);
     }
 
     private static List<JobRequest> batchOf(int n, String queue) {
@@ -276,16 +246,5 @@ class JobBatchEnqueueTest extends JobBehaviourTestBase {
             out.add(JobRequest.of("kind.wake", new Item("#" + i)).queue(queue));
         }
         return out;
-    }
-
-    private long queueCount(String queue) throws SQLException {
-        try (Connection c = pool.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + schema + ".job WHERE queue = ?")) {
-            ps.setString(1, queue);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
     }
 }

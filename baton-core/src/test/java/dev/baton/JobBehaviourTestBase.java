@@ -10,12 +10,18 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import javax.sql.DataSource;
 import org.awaitility.Awaitility;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 /**
  * Shared helpers of the job behaviour tests J06–J12 and {@code JobsApiTest}: worker nodes with short
@@ -158,5 +164,57 @@ abstract class JobBehaviourTestBase extends DbTest {
 
     private static Instant instant(Timestamp t) {
         return t == null ? null : t.toInstant();
+    }
+
+    /**
+     * LISTENs on this schema's job channel (on a direct connection of its own); for each notification, in the
+     * order they arrive, the queue named and that queue's jobs at that moment.
+     */
+    final class JobChannelListener implements AutoCloseable {
+        final List<String> queues = new CopyOnWriteArrayList<>();
+        final List<Long> rowsWhenHeard = new CopyOnWriteArrayList<>();
+        private final Connection listen = PG.connect();
+        private final AtomicBoolean done = new AtomicBoolean();
+        private final Thread thread;
+
+        JobChannelListener() throws SQLException {
+            try (Statement st = listen.createStatement()) {
+                st.execute("LISTEN \"" + JobStore.channel(schema) + "\"");
+            }
+            PGConnection pg = listen.unwrap(PGConnection.class);
+            thread = new Thread(() -> {
+                try {
+                    while (!done.get()) {
+                        PGNotification[] got = pg.getNotifications(10);
+                        for (PGNotification n : got == null ? new PGNotification[0] : got) {
+                            rowsWhenHeard.add(queueCount(n.getParameter()));
+                            queues.add(n.getParameter());
+                        }
+                    }
+                } catch (SQLException e) {
+                    queues.add("failed: " + e.getMessage());
+                }
+            });
+            thread.start();
+        }
+
+        @Override
+        public void close() throws Exception {
+            done.set(true);
+            thread.join();
+            listen.close();
+        }
+    }
+
+    /** The jobs of {@code queue} now. */
+    long queueCount(String queue) throws SQLException {
+        try (Connection c = pool.getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + schema + ".job WHERE queue = ?")) {
+            ps.setString(1, queue);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 }

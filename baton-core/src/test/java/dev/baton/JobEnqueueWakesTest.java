@@ -7,23 +7,15 @@ import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.EnqueueWakes;
 import dev.baton.internal.job.JobStore;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
 
 /**
  * Enqueues that Baton commits itself notify their queue at most once per window (decision 0038): the first
@@ -52,7 +44,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
     @Test
     void enqueuesWithinAWindowAreNotifiedOnceMoreAfterTheyCommittedNotEachInItsOwnStatement() throws Exception {
         Jobs jobs = client().jobs();
-        try (Listener heard = new Listener()) {
+        try (JobChannelListener heard = new JobChannelListener()) {
             for (int i = 0; i < 50; i++) {
                 jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("burst"));
             }
@@ -131,53 +123,5 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
     private Baton client() {
         return closeLater(
                 Baton.builder(appPool).schema(schema).ticker(clientClock::get).build());
-    }
-
-    /** LISTENs on the job channel; for each notification, the queue named and its rows at that moment. */
-    private final class Listener implements AutoCloseable {
-        final List<String> queues = new CopyOnWriteArrayList<>();
-        final List<Long> rowsWhenHeard = new CopyOnWriteArrayList<>();
-        private final Connection listen = PG.connect();
-        private final AtomicBoolean done = new AtomicBoolean();
-        private final Thread thread;
-
-        Listener() throws SQLException {
-            try (Statement st = listen.createStatement()) {
-                st.execute("LISTEN \"" + JobStore.channel(schema) + "\"");
-            }
-            PGConnection pg = listen.unwrap(PGConnection.class);
-            thread = new Thread(() -> {
-                try {
-                    while (!done.get()) {
-                        PGNotification[] got = pg.getNotifications(10);
-                        for (PGNotification n : got == null ? new PGNotification[0] : got) {
-                            rowsWhenHeard.add(queueCount(n.getParameter()));
-                            queues.add(n.getParameter());
-                        }
-                    }
-                } catch (SQLException e) {
-                    queues.add("failed: " + e.getMessage());
-                }
-            });
-            thread.start();
-        }
-
-        @Override
-        public void close() throws Exception {
-            done.set(true);
-            thread.join();
-            listen.close();
-        }
-    }
-
-    private long queueCount(String queue) throws SQLException {
-        try (Connection c = pool.getConnection();
-                PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + schema + ".job WHERE queue = ?")) {
-            ps.setString(1, queue);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
     }
 }
