@@ -19,12 +19,12 @@ import org.slf4j.LoggerFactory;
  * Wakes the workers of a queue for the enqueues Baton commits itself, at most once per queue every
  * {@link #WINDOW_NANOS} (decision 0038). A transaction that notified takes, as it commits, one lock for every
  * database of the server and holds it until its commit is flushed, so notifying transactions commit one after the
- * other: a stream of small enqueues, each notifying, commits one at a time (the machine's PostgreSQL 15, fsync on, 32 clients: 3,921 inserts/s with a
- * NOTIFY each, 8,143 without). The first enqueue of a queue after a quiet window notifies in its own statement,
- * delivered at its commit, as before; one within the window of the queue's last notification does not, and once it
- * has committed this service's thread notifies the queue for it, when the window has passed: one statement of its
- * own for every enqueue since. A job's workers are thus woken no later than one window and one round trip after its
- * commit, never left for their poll.
+ * other: a stream of small enqueues, each notifying, commits one at a time (the machine's PostgreSQL 15, fsync on,
+ * 32 clients: 3,921 inserts/s with a NOTIFY each, 8,143 without). The first enqueue of a queue after a quiet window
+ * notifies in its own statement, delivered at its commit, as before; one within the window of the queue's last
+ * notification does not, and once it has committed this service's thread notifies the queue for it, when the window
+ * has passed: one statement of its own for every enqueue since. A job's workers are thus woken no later than one
+ * window and one round trip after its commit, never left for their poll.
  *
  * <p>Enqueues in a caller's transaction always notify in it: Baton does not see that commit. The thread starts with
  * the first enqueue it serves (an instance that only enqueues has one too) and ends on {@link #close()}; a closed

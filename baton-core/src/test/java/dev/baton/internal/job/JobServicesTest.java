@@ -283,11 +283,11 @@ class JobServicesTest extends DbTest {
     }
 
     /**
-     * J01 (none left behind): while a backlog lasts (every claim full), a claim resumes after the last job the one before took, so it steps
-     * over none of the entries earlier claims left dead at the head of the ready index; one that comes back short
-     * looks from the head at once, so a job that sorts before the key (here a higher priority) is not left behind
-     * (decision 0037). Seen failing: without the look from the head the third claim took nothing and the urgent job
-     * stayed available; with every claim from the head the second claim took it ahead of job 2.
+     * J01 (none left behind): while a backlog lasts (every claim full), a claim resumes after the last job the one
+     * before took, so it steps over none of the entries earlier claims left dead at the head of the ready index; one
+     * that comes back short looks from the head at once, so a job that sorts before the key (here a higher priority) is
+     * not left behind (decision 0037). Seen failing: without the look from the head the third claim took nothing and
+     * the urgent job stayed available; with every claim from the head the second claim took it ahead of job 2.
      */
     @Test
     @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
