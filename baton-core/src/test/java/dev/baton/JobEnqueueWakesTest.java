@@ -6,13 +6,19 @@ import static org.awaitility.Awaitility.await;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.EnqueueWakes;
 import dev.baton.internal.job.JobStore;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,6 +79,56 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             await().atMost(WAIT).until(() -> heard.queues.size() == 5);
             assertThat(heard.queues.subList(3, 5)).containsExactly("closing", "closing");
             assertThat(heard.rowsWhenHeard.get(4)).isEqualTo(5L);
+        }
+    }
+
+    /**
+     * A notification the notifier could not send (no connection: the pool exhausted, the database away) is kept and
+     * sent once a connection comes back, not dropped for the workers' poll.
+     *
+     * <p>Protection removed to see it fail: the queues put back after a failure ({@code pending.addAll(due)} in
+     * {@code EnqueueWakes.runOnce}): the second notification never came, and the await timed out.
+     */
+    @Test
+    void aNotificationThatFailedIsSentOnceAConnectionComesBack() throws Exception {
+        AtomicBoolean down = new AtomicBoolean();
+        AtomicInteger refused = new AtomicInteger();
+        DataSource flaky = (DataSource) Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("getConnection") && down.get()) {
+                        refused.incrementAndGet();
+                        throw new SQLException("no connection (test)", "08001");
+                    }
+                    try {
+                        return m.invoke(appPool, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        Jobs jobs = closeLater(Baton.builder(flaky)
+                        .schema(schema)
+                        .ticker(clientClock::get)
+                        .build())
+                .jobs();
+        try (JobChannelListener heard = new JobChannelListener()) {
+            for (int i = 0; i < 5; i++) {
+                jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("flaky"));
+            }
+            await().atMost(WAIT).until(() -> heard.queues.contains("flaky"));
+
+            down.set(true);
+            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            await().atMost(WAIT).until(() -> refused.get() > 0);
+            down.set(false);
+            // The retry waits on the client's clock from when the failure was handled: move it on until it has come.
+            await().atMost(WAIT).until(() -> {
+                clientClock.addAndGet(EnqueueWakes.RETRY_NANOS);
+                return heard.queues.size() == 2;
+            });
+            assertThat(heard.queues).containsExactly("flaky", "flaky");
+            assertThat(heard.rowsWhenHeard.get(1))
+                    .as("rows of the queue when the retried notification arrived")
+                    .isEqualTo(5L);
         }
     }
 

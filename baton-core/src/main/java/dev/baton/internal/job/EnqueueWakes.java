@@ -36,6 +36,8 @@ public final class EnqueueWakes extends Service {
     public static final long WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     /** How long the thread waits with nothing to notify (a trailing notification wakes it at once). */
     private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** After a notification failed (no connection from the pool, the database away): the wait before the next try. */
+    public static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** Above this many queues remembered, those whose window has passed are forgotten. */
     private static final int FORGET_ABOVE = 1024;
 
@@ -47,6 +49,8 @@ public final class EnqueueWakes extends Service {
     private final Set<String> pending = new LinkedHashSet<>();
 
     private boolean stopped;
+    /** The last notification failed: the next failure is not logged again. Service thread only. */
+    private boolean failing;
 
     public EnqueueWakes(Db db, JobStore store, LongSupplier ticker) {
         super("baton-enqueue-notifier", ticker);
@@ -132,7 +136,29 @@ public final class EnqueueWakes extends Service {
             }
             due.forEach(pending::remove);
         }
-        notify(due);
+        if (!due.isEmpty()) {
+            try {
+                notifyNow(due);
+                if (failing) {
+                    log.info("the enqueue notifier notifies queues again");
+                }
+                failing = false;
+            } catch (SQLException | RuntimeException e) {
+                // Kept pending and tried again: the workers would otherwise wait for their poll.
+                if (!failing) {
+                    log.warn(
+                            "could not notify the workers of queues {} for their new jobs ({}); trying again every {} ms",
+                            due,
+                            e.getMessage(),
+                            TimeUnit.NANOSECONDS.toMillis(RETRY_NANOS));
+                }
+                failing = true;
+                synchronized (this) {
+                    pending.addAll(due);
+                }
+                return RETRY_NANOS;
+            }
+        }
         synchronized (this) {
             long now = ticker.getAsLong();
             long wait = IDLE_NANOS;
@@ -171,17 +197,21 @@ public final class EnqueueWakes extends Service {
         return all;
     }
 
+    private void notifyNow(List<String> queues) throws SQLException {
+        db.call("notifying the workers of queues " + queues, c -> {
+            store.notifyQueues(c, queues);
+            return null;
+        });
+    }
+
+    /** Notifies once, as the notifier ends or after it: a failure is logged and the workers find the jobs at their poll. */
     private void notify(List<String> queues) {
         if (queues.isEmpty()) {
             return;
         }
         try {
-            db.call("notifying the workers of queues " + queues, c -> {
-                store.notifyQueues(c, queues);
-                return null;
-            });
+            notifyNow(queues);
         } catch (SQLException | RuntimeException e) {
-            // The jobs are committed; their workers find them at their next poll instead of at once.
             log.warn("jobs were enqueued, but their queues {} could not be notified: {}", queues, e.getMessage());
         }
     }
