@@ -145,7 +145,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
         CountDownLatch blocking = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch ran = new CountDownLatch(20);
-        Baton node = start(nodeBuilder("idle")
+        Baton node = start(nodeBuilder("idle", pool) // the test pool: large enough to LISTEN in every CI mode
                 .worker(fastWorker("q", 4).pollInterval(Duration.ofHours(1)).build())
                 .handle("kind.block", Item.class, (item, ctx) -> {
                     blocking.countDown();
