@@ -100,7 +100,7 @@ public final class Jobs {
             return write(List.of(request), encoded -> {
                         Optional<Connection> open = binding.current(db.dataSource());
                         if (open.isPresent()) {
-                            return onCaller(open.get(), encoded);
+                            return onBound(open.get(), encoded);
                         }
                         if (JobStore.anyUnique(encoded)) {
                             // The key's lock, lookup and write in one transaction (see JobRequest.unique).
@@ -149,7 +149,7 @@ public final class Jobs {
             return write(requests, encoded -> {
                 Optional<Connection> open = binding.current(db.dataSource());
                 if (open.isPresent()) {
-                    return onCaller(open.get(), encoded);
+                    return onBound(open.get(), encoded);
                 }
                 // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
                 // so that a failed lookup never reports as failed a batch that was committed.
@@ -177,8 +177,30 @@ public final class Jobs {
      * connection is in auto-commit mode.
      */
     private List<EnqueueResult> onCaller(Connection c, List<JobStore.Encoded> encoded) throws SQLException {
+        return onCaller(c, encoded, true);
+    }
+
+    /**
+     * Writes encoded jobs in the transaction the calling thread has open through the binding. Without uniqueness
+     * keys, their workers are woken once that transaction has committed, with other enqueues, if the binding can
+     * say when (decision 0039); else by a notification inside it.
+     */
+    private List<EnqueueResult> onBound(Connection c, List<JobStore.Encoded> encoded) throws SQLException {
+        if (JobStore.anyUnique(encoded)) {
+            return onCaller(c, encoded, true);
+        }
+        List<String> queues = queues(encoded);
+        boolean later = binding.afterCommit(() -> wakes.afterCommit(queues));
+        return onCaller(c, encoded, !later);
+    }
+
+    /** {@code notify}: whether the statement notifies the queues (jobs with uniqueness keys always do). */
+    private List<EnqueueResult> onCaller(Connection c, List<JobStore.Encoded> encoded, boolean notify)
+            throws SQLException {
         if (!JobStore.anyUnique(encoded)) {
-            return encoded.size() == 1 ? List.of(store.enqueueOne(c, encoded.get(0))) : store.enqueueBatch(c, encoded);
+            return encoded.size() == 1
+                    ? List.of(store.enqueueOne(c, encoded.get(0), notify))
+                    : store.enqueueBatch(c, encoded, notify);
         }
         if (c.getAutoCommit()) {
             return db.transactionOn(c, "an enqueue with uniqueness keys", "", x -> store.enqueueBatch(x, encoded));

@@ -73,6 +73,22 @@ public interface TransactionBinding {
      */
     <T> T bind(DataSource dataSource, Connection transaction, Callable<T> work) throws Exception;
 
+    /**
+     * Registers {@code wake} to run once the transaction that {@link #current} returned on this thread has ended,
+     * unless it rolled back: after its commit, or after a commit whose outcome is unknown (it may have committed).
+     * Baton wakes the workers of jobs enqueued in that transaction this way, once it has committed and together
+     * with other enqueues, instead of by a notification inside it: PostgreSQL commits transactions that notified
+     * one at a time across the whole server (decision 0039). {@code wake} only marks queues; it does not block and
+     * does not throw. Returns false if this binding cannot (the default): the enqueue then notifies inside the
+     * transaction.
+     *
+     * @param wake what to run after the transaction ended, on the thread that ended it
+     * @return true if {@code wake} will run after the transaction (unless it rolls back)
+     */
+    default boolean afterCommit(Runnable wake) {
+        return false;
+    }
+
     /** How a transaction that {@link #bind} bound has ended. */
     enum Outcome {
         /** It committed. */

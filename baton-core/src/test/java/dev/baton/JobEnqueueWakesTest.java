@@ -58,12 +58,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             for (int i = 0; i < 50; i++) {
                 jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("burst"));
             }
-            // Notifications arrive in commit order: once this marker is heard, so is every enqueue's.
-            try (Connection c = pool.getConnection()) {
-                Jdbc.execute(c, "SELECT pg_notify('" + JobStore.channel(schema) + "', 'marker')");
-            }
-            await().atMost(WAIT).until(() -> heard.queues.contains("marker"));
-            assertThat(heard.queues).as("heard before the window ended").containsExactly("burst", "marker");
+            assertHeardBeforeTheWindowEnded(heard, "burst");
 
             clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
             await().atMost(WAIT).until(() -> heard.queues.size() == 3);
@@ -83,6 +78,96 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             await().atMost(WAIT).until(() -> heard.queues.size() == 5);
             assertThat(heard.queues.subList(3, 5)).containsExactly("closing", "closing");
             assertThat(heard.rowsWhenHeard.get(4)).isEqualTo(5L);
+        }
+    }
+
+    /**
+     * Enqueues in a transaction a framework keeps for the thread (as Spring's binding offers it) are notified after
+     * that transaction committed, by the notifier, at most once per window: ten transactions of one job each within
+     * one window make one notification, then one more when the window ends, sent when all ten rows were there; none
+     * inside a transaction (decision 0039).
+     *
+     * <p>Protection removed to see it fail: the binding's after-commit ({@code Jobs.onBound} notifying in the
+     * statement whatever the binding can do): ten notifications before the marker, one per transaction.
+     */
+    @Test
+    void enqueuesInAFrameworksTransactionAreNotifiedAfterItCommitsOncePerWindow() throws Exception {
+        ThreadTransactions transactions = new ThreadTransactions();
+        Jobs jobs = closeLater(Baton.builder(appPool)
+                        .schema(schema)
+                        .ticker(clientClock::get)
+                        .transactionBinding(transactions)
+                        .build())
+                .jobs();
+        try (JobChannelListener heard = new JobChannelListener()) {
+            transactions.run(
+                    appPool,
+                    () -> jobs.enqueue(
+                            JobRequest.of("kind.wake", new Item("#0")).queue("bound")));
+            await().atMost(WAIT).until(() -> heard.queues.contains("bound")); // the queue was quiet: notified at once
+            for (int i = 1; i < 10; i++) {
+                Item item = new Item("#" + i);
+                transactions.run(
+                        appPool,
+                        () -> jobs.enqueue(JobRequest.of("kind.wake", item).queue("bound")));
+            }
+            assertHeardBeforeTheWindowEnded(heard, "bound");
+
+            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            await().atMost(WAIT).until(() -> heard.queues.size() == 3);
+            assertThat(heard.queues.get(2)).isEqualTo("bound");
+            assertThat(heard.rowsWhenHeard.get(2)).isEqualTo(10L);
+        }
+    }
+
+    /**
+     * Sends a marker on the job channel and, once it is heard, asserts that {@code queue} was heard once before it.
+     * Notifications arrive in commit order: once the marker is heard, so is every enqueue's before it.
+     */
+    private void assertHeardBeforeTheWindowEnded(JobChannelListener heard, String queue) throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            Jdbc.execute(c, "SELECT pg_notify('" + JobStore.channel(schema) + "', 'marker')");
+        }
+        await().atMost(WAIT).until(() -> heard.queues.contains("marker"));
+        assertThat(heard.queues).as("heard before the window ended").containsExactly(queue, "marker");
+    }
+
+    /** A transaction per thread, kept by "a framework": its connection, and what runs once it has committed. */
+    private static final class ThreadTransactions implements TransactionBinding {
+        private final ThreadLocal<Connection> open = new ThreadLocal<>();
+        private final ThreadLocal<List<Runnable>> afterCommit = ThreadLocal.withInitial(ArrayList::new);
+
+        @Override
+        public java.util.Optional<Connection> current(DataSource dataSource) {
+            return java.util.Optional.ofNullable(open.get());
+        }
+
+        @Override
+        public <T> T bind(DataSource dataSource, Connection transaction, java.util.concurrent.Callable<T> work)
+                throws Exception {
+            return work.call();
+        }
+
+        @Override
+        public boolean afterCommit(Runnable wake) {
+            return open.get() != null && afterCommit.get().add(wake);
+        }
+
+        /** Runs {@code work} in a transaction of this thread, commits it, then runs what was registered. */
+        void run(DataSource dataSource, Runnable work) throws SQLException {
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(false);
+                open.set(c);
+                try {
+                    work.run();
+                    c.commit();
+                } finally {
+                    open.remove();
+                }
+                afterCommit.get().forEach(Runnable::run);
+            } finally {
+                afterCommit.remove();
+            }
         }
     }
 

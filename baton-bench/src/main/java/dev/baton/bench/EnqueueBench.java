@@ -4,7 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Baton;
 import dev.baton.JobRequest;
 import dev.baton.Jobs;
+import dev.baton.TransactionBinding;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,14 +14,18 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
+import javax.sql.DataSource;
 
 /**
  * {@code baton-bench enqueue}: batch enqueue from one client thread ({@code Jobs.enqueueAll}), in variants:
  * keyless jobs at two batch sizes, jobs with an idempotency key each, jobs with a concurrency key (1,000
- * keys). The requests are built before the clock starts (that is the caller's work); each run starts on an
+ * keys); one job per call from 32 threads, on their own or in a framework's transaction. The requests are built
+ * before the clock starts (that is the caller's work); each run starts on an
  * emptied table after a checkpoint. Variants are interleaved run by run, so drift hits all alike; the median
  * and the range of the runs are reported.
  */
@@ -29,17 +35,23 @@ final class EnqueueBench {
 
             Batch enqueue from one client thread, in variants (keyless at batch 1,000 and 10,000; an idempotency key
             per job; a concurrency key of 1,000), interleaved run by run; median and range of jobs/s. Then one job per
-            call (Jobs.enqueue) from 32 threads, a tenth of the jobs per run: many small enqueues at once.
+            call (Jobs.enqueue) from 32 threads, a tenth of the jobs per run: many small enqueues at once; and the same
+            in a transaction per call that a framework keeps (as Spring's), its enqueue notified inside it or, as
+            Baton does with a binding that can say when a transaction committed, after the commit.
               --jdbc-url URL   an existing database; default: embedded PostgreSQL
               --jobs N         jobs per run (default 1000000)
               --runs N         runs per variant (default 3)
               --keep           keep the schema afterwards
             """;
 
-    /** {@code threads} callers share the run's jobs, each call enqueuing {@code batch} (1: Jobs.enqueue). */
-    private record Variant(String name, int batch, int threads, IntFunction<JobRequest> request) {
+    /**
+     * {@code threads} callers share the run's jobs, each call enqueuing {@code batch} (1: Jobs.enqueue); with a
+     * {@code framework}, each call in a transaction of the caller's thread that the framework keeps.
+     */
+    private record Variant(
+            String name, int batch, int threads, IntFunction<JobRequest> request, FrameworkTransactions framework) {
         Variant(String name, int batch, IntFunction<JobRequest> request) {
-            this(name, batch, 1, request);
+            this(name, batch, 1, request, null);
         }
 
         /** The jobs of a run: one-job calls are far slower than batches, so they get a tenth. */
@@ -65,7 +77,20 @@ final class EnqueueBench {
                     "concurrency key of 1,000, batch 10,000",
                     10_000,
                     i -> JobRequest.of("bench.noop", i).concurrencyKey("tenant-" + (i % 1000))),
-            new Variant("one job per call, " + CALLERS + " threads", 1, CALLERS, i -> JobRequest.of("bench.noop", i)));
+            new Variant(
+                    "one job per call, " + CALLERS + " threads", 1, CALLERS, i -> JobRequest.of("bench.noop", i), null),
+            new Variant(
+                    "one per call in a framework's transaction, " + CALLERS + " threads, notified in it",
+                    1,
+                    CALLERS,
+                    i -> JobRequest.of("bench.noop", i),
+                    new FrameworkTransactions(false)),
+            new Variant(
+                    "one per call in a framework's transaction, " + CALLERS + " threads, woken after commit",
+                    1,
+                    CALLERS,
+                    i -> JobRequest.of("bench.noop", i),
+                    new FrameworkTransactions(true)));
 
     private EnqueueBench() {}
 
@@ -77,14 +102,26 @@ final class EnqueueBench {
         int jobs = o.jobs();
         String schema = "bench_enqueue_" + Long.toString(System.nanoTime(), 36);
         Map<Variant, List<Run>> rates = new LinkedHashMap<>();
-        try (HikariDataSource pool = db.pool("enqueue-bench", CALLERS)) {
+        try (HikariDataSource pool = db.pool("enqueue-bench", CALLERS + 1)) { // one more: the enqueue notifier's
             Baton.migrate(pool, schema);
-            Jobs client = Baton.builder(pool).schema(schema).build().jobs();
+            Map<Variant, Jobs> clients = new LinkedHashMap<>();
+            Jobs plain = Baton.builder(pool).schema(schema).build().jobs();
+            for (Variant v : VARIANTS) {
+                clients.put(
+                        v,
+                        v.framework() == null
+                                ? plain
+                                : Baton.builder(pool)
+                                        .schema(schema)
+                                        .transactionBinding(v.framework())
+                                        .build()
+                                        .jobs());
+            }
             // Warm-up: the JIT and the statement's plan, then the table emptied again.
-            once(db, pool, schema, client, VARIANTS.get(1), Math.min(jobs, 100_000));
+            once(db, pool, schema, plain, VARIANTS.get(1), Math.min(jobs, 100_000));
             for (int run = 1; run <= o.runs(); run++) {
                 for (Variant v : VARIANTS) {
-                    Run r = once(db, pool, schema, client, v, v.jobs(jobs));
+                    Run r = once(db, pool, schema, clients.get(v), v, v.jobs(jobs));
                     rates.computeIfAbsent(v, k -> new ArrayList<>()).add(r);
                     System.out.printf(
                             Locale.ROOT,
@@ -161,13 +198,15 @@ final class EnqueueBench {
                     try {
                         for (int i; (i = next.getAndIncrement()) < batches.size(); ) {
                             List<JobRequest> b = batches.get(i);
-                            if (b.size() == 1) {
+                            if (v.framework() != null) {
+                                v.framework().run(pool, () -> client.enqueueAll(b));
+                            } else if (b.size() == 1) {
                                 client.enqueue(b.get(0));
                             } else {
                                 client.enqueueAll(b);
                             }
                         }
-                    } catch (RuntimeException e) {
+                    } catch (RuntimeException | SQLException e) {
                         failed.add(e);
                     }
                 });
@@ -184,5 +223,52 @@ final class EnqueueBench {
         double rate = jobs / ((System.nanoTime() - t0) / 1e9);
         double[] micros = Results.microsPerJob(c0, Machine.Cpu.sample(), jobs);
         return new Run(rate, micros[0], micros[1]);
+    }
+
+    /**
+     * A transaction per caller thread, kept as a framework keeps one (Spring's, through its binding): a connection
+     * out of auto-commit, the enqueue on it, the commit, then what was registered to run after the commit. With
+     * {@code afterCommit} false the binding cannot register anything, so each enqueue notifies inside the
+     * transaction (Baton before decision 0039, and any binding that does not implement it).
+     */
+    private static final class FrameworkTransactions implements TransactionBinding {
+        private final boolean afterCommit;
+        private final ThreadLocal<Connection> open = new ThreadLocal<>();
+        private final ThreadLocal<List<Runnable>> registered = ThreadLocal.withInitial(ArrayList::new);
+
+        FrameworkTransactions(boolean afterCommit) {
+            this.afterCommit = afterCommit;
+        }
+
+        @Override
+        public Optional<Connection> current(DataSource dataSource) {
+            return Optional.ofNullable(open.get());
+        }
+
+        @Override
+        public <T> T bind(DataSource dataSource, Connection transaction, Callable<T> work) throws Exception {
+            return work.call();
+        }
+
+        @Override
+        public boolean afterCommit(Runnable wake) {
+            return afterCommit && registered.get().add(wake);
+        }
+
+        void run(DataSource dataSource, Runnable work) throws SQLException {
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(false);
+                open.set(c);
+                try {
+                    work.run();
+                    c.commit();
+                } finally {
+                    open.remove();
+                }
+                registered.get().forEach(Runnable::run);
+            } finally {
+                registered.remove();
+            }
+        }
     }
 }

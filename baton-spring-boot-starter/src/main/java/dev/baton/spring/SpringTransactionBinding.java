@@ -110,6 +110,28 @@ public final class SpringTransactionBinding implements TransactionBinding {
     }
 
     /**
+     * Registers {@code wake} as a synchronization of the thread's Spring transaction, run from its
+     * {@code afterCompletion} unless it rolled back (committed, or unknown); false when the thread has no
+     * synchronization active, so the enqueue notifies inside the transaction. Also for a job's transaction that
+     * {@link #bind} bound: {@link #ended} runs it.
+     */
+    @Override
+    public boolean afterCommit(Runnable wake) {
+        if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+            return false;
+        }
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void afterCompletion(int status) {
+                if (status != STATUS_ROLLED_BACK) {
+                    wake.run();
+                }
+            }
+        });
+        return true;
+    }
+
+    /**
      * Runs what the work registered for after the transaction: {@code afterCommit} once it committed, then
      * {@code afterCompletion} with its status (committed, rolled back, or unknown when the connection failed
      * during COMMIT). A failing {@code afterCommit} is logged; the job's outcome stands.

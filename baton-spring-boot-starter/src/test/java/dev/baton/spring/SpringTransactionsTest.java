@@ -250,6 +250,28 @@ class SpringTransactionsTest extends StarterTestSupport {
     }
 
     /**
+     * J01 (pick-up side): a job enqueued in a {@code @Transactional} method does not notify inside the method's
+     * transaction; once it has committed, the binding runs Baton's wake-up, and a node whose next poll is an hour
+     * away starts the job (decision 0039).
+     *
+     * <p>Protection removed and seen failing: the binding's synchronization ({@code
+     * SpringTransactionBinding.afterCommit} returning true without registering it): the job stayed available
+     * and the await timed out.
+     */
+    @Test
+    void J01_aJobEnqueuedInATransactionalMethodIsStartedAfterTheCommitWithoutWaitingForAPoll() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(PG.pooled(), "LISTEN through a transaction pooler");
+        handler = (id, ctx) -> ctx.transaction(
+                c -> c.createStatement().executeUpdate("INSERT INTO " + schema + ".shipped VALUES ('" + id + "', 1)"));
+        run(runner().withPropertyValues("baton.worker.poll-interval=1h"), ctx -> {
+            Baton baton = ctx.getBean(Baton.class);
+            await().atMost(WAIT).until(baton::notificationsActive);
+            ctx.getBean(Orders.class).place("o-wake", false);
+            await().atMost(WAIT).until(() -> count("shipped") == 1);
+        });
+    }
+
+    /**
      * Outside a Spring transaction, enqueue commits on its own connection before it returns, as before.
      * (The unchanged path: this test passes without the binding too; the case where Spring bound a
      * connection with no transaction is {@link #supportsScopeWithoutTransactionEnqueuesOnItsOwnConnection}.)

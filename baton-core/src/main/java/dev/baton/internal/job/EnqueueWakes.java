@@ -28,9 +28,11 @@ import org.slf4j.LoggerFactory;
  * <p>No lock on an enqueue's path: with one lock, 32 threads enqueueing one job per call (their commits ending
  * together) waited for it 264 times over 10 ms in 60,000 enqueues (median 19 ms, at most 58; JFR), none without.
  *
- * <p>Enqueues in a caller's transaction always notify in it: Baton does not see that commit. The thread starts with
- * the first enqueue it serves (an instance that only enqueues has one too) and ends on {@link #close()}; a closed
- * instance notifies every enqueue in its own statement again.
+ * <p>Enqueues in a transaction a framework keeps for the caller (Spring's) are notified the same way after it
+ * commits, when its binding can say when ({@link #afterCommit}, decision 0039); enqueues on a connection the caller
+ * hands over notify in its transaction: Baton does not see that commit. The thread starts with the first enqueue it
+ * serves (an instance that only enqueues has one too) and ends on {@link #close()}; a closed instance notifies every
+ * enqueue in its own statement again.
  */
 public final class EnqueueWakes extends Service {
     private static final Logger log = LoggerFactory.getLogger(EnqueueWakes.class);
@@ -101,11 +103,7 @@ public final class EnqueueWakes extends Service {
         for (String q : queues) {
             Long last = lastNotified.get(q);
             if (pending.contains(q) || (last != null && now - last < WINDOW_NANOS)) {
-                if (!started) {
-                    started = true;
-                    start(); // the queue's next notification is this thread's
-                }
-                return false;
+                return false; // the queue's next notification is this thread's
             }
         }
         if (lastNotified.size() > FORGET_ABOVE) {
@@ -117,8 +115,22 @@ public final class EnqueueWakes extends Service {
         return true;
     }
 
+    /**
+     * Jobs were enqueued into {@code queues} in a transaction that has now committed (or whose commit's outcome is
+     * unknown), without a notification of its own: this service notifies the queues when their window ends
+     * (decision 0039). Only marks them, without waiting for the database (after {@link #close()}: notifies them on
+     * the calling thread); never throws.
+     */
+    public void afterCommit(Collection<String> queues) {
+        notifyLater(queues);
+    }
+
     /** The queues' enqueue has ended without notifying them: they are notified when their window ends. */
     void notifyLater(Collection<String> queues) {
+        if (!started && !stopped) {
+            started = true;
+            start(); // started by the first enqueue it serves
+        }
         boolean added = false;
         for (String q : queues) {
             added |= pending.add(q);
