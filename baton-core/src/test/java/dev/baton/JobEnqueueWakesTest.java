@@ -13,6 +13,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -138,13 +140,12 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
         private final ThreadLocal<List<Runnable>> afterCommit = ThreadLocal.withInitial(ArrayList::new);
 
         @Override
-        public java.util.Optional<Connection> current(DataSource dataSource) {
-            return java.util.Optional.ofNullable(open.get());
+        public Optional<Connection> current(DataSource dataSource) {
+            return Optional.ofNullable(open.get());
         }
 
         @Override
-        public <T> T bind(DataSource dataSource, Connection transaction, java.util.concurrent.Callable<T> work)
-                throws Exception {
+        public <T> T bind(DataSource dataSource, Connection transaction, Callable<T> work) throws Exception {
             return work.call();
         }
 
@@ -271,8 +272,8 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
      * notifier's passes and the inline notifications fall among the enqueues (a queue marked while the notifier
      * takes it, a notification sent while others commit). Then one job in each of two other queues is notified in
      * its statement and run; with the node idle again and the clock held inside that window, the eight threads
-     * enqueue 80 more into those two, none of them notified by itself, and the window ends. A mark lost in any of these orders leaves jobs for the
-     * poll.
+     * enqueue 80 more into those two, none of them notified by itself, and the window ends. A mark lost in any of
+     * these orders leaves jobs for the poll.
      *
      * <p>Protection removed to see it fail: the notification after the commits ({@code EnqueueWakes.notifyLater}
      * doing nothing): the first part passed in both runs (the inline notifications came often enough to start

@@ -25,9 +25,8 @@ import javax.sql.DataSource;
  * {@code baton-bench enqueue}: batch enqueue from one client thread ({@code Jobs.enqueueAll}), in variants:
  * keyless jobs at two batch sizes, jobs with an idempotency key each, jobs with a concurrency key (1,000
  * keys); one job per call from 32 threads, on their own or in a framework's transaction. The requests are built
- * before the clock starts (that is the caller's work); each run starts on an
- * emptied table after a checkpoint. Variants are interleaved run by run, so drift hits all alike; the median
- * and the range of the runs are reported.
+ * before the clock starts (that is the caller's work); each run starts on an emptied table after a checkpoint.
+ * Variants are interleaved run by run, so drift hits all alike; the median and the range of the runs are reported.
  */
 final class EnqueueBench {
     static final String USAGE = """

@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
@@ -260,7 +261,7 @@ class SpringTransactionsTest extends StarterTestSupport {
      */
     @Test
     void J01_aJobEnqueuedInATransactionalMethodIsStartedAfterTheCommitWithoutWaitingForAPoll() {
-        org.junit.jupiter.api.Assumptions.assumeFalse(PG.pooled(), "LISTEN through a transaction pooler");
+        Assumptions.assumeFalse(PG.pooled(), "LISTEN through a transaction pooler");
         handler = (id, ctx) -> ctx.transaction(
                 c -> c.createStatement().executeUpdate("INSERT INTO " + schema + ".shipped VALUES ('" + id + "', 1)"));
         run(runner().withPropertyValues("baton.worker.poll-interval=1h"), ctx -> {
