@@ -232,20 +232,9 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
      */
     @Test
     void J01_jobsEnqueuedWithoutANotificationOfTheirOwnAreStartedWithoutWaitingForAPoll() throws Exception {
-        CountDownLatch blocking = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
         CountDownLatch ran = new CountDownLatch(20);
-        Baton node = start(nodeBuilder("idle", pool) // the test pool: large enough to LISTEN in every CI mode
-                .worker(fastWorker("q", 4).pollInterval(Duration.ofHours(1)).build())
-                .handle("kind.block", Item.class, (item, ctx) -> {
-                    blocking.countDown();
-                    release.await();
-                })
-                .handle("kind.wake", Item.class, (item, ctx) -> ran.countDown()));
-        assertThat(node.notificationsActive()).isTrue();
         Jobs jobs = client().jobs();
-        jobs.enqueue(JobRequest.of("kind.block", new Item("first")).queue("q")); // notified in its statement
-        assertThat(blocking.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        CountDownLatch release = idleNode(fastWorker("q", 4), "q", ran::countDown, jobs);
         try {
             // Within the first enqueue's window (the client's clock stands still): not notified by themselves.
             for (int i = 0; i < 10; i++) {
@@ -281,25 +270,10 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
      */
     @Test
     void J01_jobsEnqueuedFromManyThreadsAtOnceAreAllStartedWithoutWaitingForAPoll() throws Exception {
-        CountDownLatch blocking = new CountDownLatch(1);
-        CountDownLatch release = new CountDownLatch(1);
         AtomicInteger ran = new AtomicInteger();
-        Baton node = start(nodeBuilder("idle", pool)
-                .worker(fastWorker("a", 8)
-                        .queue("b", 8)
-                        .queue("c", 4)
-                        .queue("d", 4)
-                        .pollInterval(Duration.ofHours(1))
-                        .build())
-                .handle("kind.block", Item.class, (item, ctx) -> {
-                    blocking.countDown();
-                    release.await();
-                })
-                .handle("kind.wake", Item.class, (item, ctx) -> ran.incrementAndGet()));
-        assertThat(node.notificationsActive()).isTrue();
         Jobs jobs = client().jobs();
-        jobs.enqueue(JobRequest.of("kind.block", new Item("first")).queue("a"));
-        assertThat(blocking.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        CountDownLatch release =
+                idleNode(fastWorker("a", 8).queue("b", 8).queue("c", 4).queue("d", 4), "a", ran::incrementAndGet, jobs);
         try {
             AtomicInteger enqueued = new AtomicInteger();
             enqueueFromEightThreads(jobs, "a", "b", 100, () -> {
@@ -320,6 +294,28 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
         } finally {
             release.countDown();
         }
+    }
+
+    /**
+     * Starts a node whose next poll is an hour away and makes it idle: one job, notified in its statement, blocks a
+     * slot of {@code blocked} until the returned latch is counted down, so from then on the node claims
+     * only when notified. Every job of kind {@code kind.wake} it runs calls {@code onWake}.
+     */
+    private CountDownLatch idleNode(WorkerConfig.Builder worker, String blocked, Runnable onWake, Jobs jobs)
+            throws Exception {
+        CountDownLatch blocking = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Baton node = start(nodeBuilder("idle", pool) // the test pool: large enough to LISTEN in every CI mode
+                .worker(worker.pollInterval(Duration.ofHours(1)).build())
+                .handle("kind.block", Item.class, (item, ctx) -> {
+                    blocking.countDown();
+                    release.await();
+                })
+                .handle("kind.wake", Item.class, (item, ctx) -> onWake.run()));
+        assertThat(node.notificationsActive()).isTrue();
+        jobs.enqueue(JobRequest.of("kind.block", new Item("first")).queue(blocked)); // notified in its statement
+        assertThat(blocking.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        return release;
     }
 
     /** Eight threads, started together, each enqueueing {@code perThread} jobs one per call into two queues in turn. */
