@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Baton;
 import dev.baton.JobRequest;
 import dev.baton.Jobs;
-import dev.baton.TransactionBinding;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -14,12 +13,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
-import javax.sql.DataSource;
 
 /**
  * {@code baton-bench enqueue}: batch enqueue from one client thread ({@code Jobs.enqueueAll}), in variants:
@@ -222,52 +218,5 @@ final class EnqueueBench {
         double rate = jobs / ((System.nanoTime() - t0) / 1e9);
         double[] micros = Results.microsPerJob(c0, Machine.Cpu.sample(), jobs);
         return new Run(rate, micros[0], micros[1]);
-    }
-
-    /**
-     * A transaction per caller thread, kept as a framework keeps one (Spring's, through its binding): a connection
-     * out of auto-commit, the enqueue on it, the commit, then what was registered to run after the commit. With
-     * {@code afterCommit} false the binding cannot register anything, so each enqueue notifies inside the
-     * transaction (Baton before decision 0039, and any binding that does not implement it).
-     */
-    private static final class FrameworkTransactions implements TransactionBinding {
-        private final boolean afterCommit;
-        private final ThreadLocal<Connection> open = new ThreadLocal<>();
-        private final ThreadLocal<List<Runnable>> registered = ThreadLocal.withInitial(ArrayList::new);
-
-        FrameworkTransactions(boolean afterCommit) {
-            this.afterCommit = afterCommit;
-        }
-
-        @Override
-        public Optional<Connection> current(DataSource dataSource) {
-            return Optional.ofNullable(open.get());
-        }
-
-        @Override
-        public <T> T bind(DataSource dataSource, Connection transaction, Callable<T> work) throws Exception {
-            return work.call();
-        }
-
-        @Override
-        public boolean afterCommit(Runnable wake) {
-            return afterCommit && registered.get().add(wake);
-        }
-
-        void run(DataSource dataSource, Runnable work) throws SQLException {
-            try (Connection c = dataSource.getConnection()) {
-                c.setAutoCommit(false);
-                open.set(c);
-                try {
-                    work.run();
-                    c.commit();
-                } finally {
-                    open.remove();
-                }
-                registered.get().forEach(Runnable::run);
-            } finally {
-                registered.remove();
-            }
-        }
     }
 }

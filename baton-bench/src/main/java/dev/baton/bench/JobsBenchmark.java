@@ -129,8 +129,8 @@ final class JobsBenchmark {
 
     private void latency() throws Exception {
         System.out.printf(
-                "%n== 2. idle enqueue-to-start latency: %d jobs one at a time (+%d warm-up), one idle node%n",
-                o.latencyJobs, o.latencyWarmup);
+                "%n== 2. idle enqueue-to-start latency: %d jobs one at a time (+%d warm-up), one idle node, enqueued: %s%n",
+                o.latencyJobs, o.latencyWarmup, o.latencyEnqueue);
         try (IdleNode node = idleNode("lat", o.latencyJobs + o.latencyWarmup)) {
             latency(node);
         }
@@ -141,6 +141,7 @@ final class JobsBenchmark {
         r.jobs = o.latencyJobs;
         r.warmup = o.latencyWarmup;
         r.gapMs = o.latencyGapMs;
+        r.enqueueIn = o.latencyEnqueue;
         r.concurrency = o.concurrency;
         r.listening = node.baton.notificationsActive();
         List<StatementCounter.Snapshot> before = node.counter.snapshot();
@@ -149,15 +150,26 @@ final class JobsBenchmark {
         double[] enqueue = new double[o.latencyJobs];
         int n = 0;
         try (HikariDataSource clientPool = db.pool("bench-client", 2)) {
-            Jobs jobs = Baton.builder(clientPool).schema(node.schema).build().jobs();
+            FrameworkTransactions framework = o.latencyEnqueue.equals("own")
+                    ? null
+                    : new FrameworkTransactions(o.latencyEnqueue.equals("framework"));
+            Baton.Builder client = Baton.builder(clientPool).schema(node.schema);
+            Jobs jobs = (framework == null ? client : client.transactionBinding(framework))
+                    .build()
+                    .jobs();
             int total = o.latencyWarmup + o.latencyJobs;
             for (int i = 0; i < total; i++) {
                 if (o.latencyGapMs > 0) {
                     // jittered, so enqueues do not lock into phase with the node's periodic work
                     Thread.sleep(ThreadLocalRandom.current().nextInt(o.latencyGapMs / 2, o.latencyGapMs * 3 / 2 + 1));
                 }
+                JobRequest job = JobRequest.of("bench.latency", i).queue(QUEUE);
                 long t0 = System.nanoTime();
-                jobs.enqueue(JobRequest.of("bench.latency", i).queue(QUEUE));
+                if (framework == null) {
+                    jobs.enqueue(job);
+                } else {
+                    framework.run(clientPool, () -> jobs.enqueue(job)); // until after the commit and its wake-up
+                }
                 long t1 = System.nanoTime();
                 Integer got = node.started.poll(15, TimeUnit.SECONDS);
                 if (got == null) {

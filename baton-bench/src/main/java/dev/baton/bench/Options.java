@@ -32,6 +32,10 @@ final class Options {
             "                          the batch Baton effectively claimed in e2e is always added",
             "  --latency-jobs N        sequential jobs measured for latency (default 1000; --quick 200)",
             "  --latency-gap-ms N      pause between one job's start and the next enqueue (default 10)",
+            "  --latency-enqueue E     how each latency job is enqueued: own (default; Jobs.enqueue commits it), framework",
+            "                          (in a transaction a framework keeps, as Spring's, the queue woken after its commit)",
+            "                          or framework-inside (the same transaction, notified inside it: a binding that",
+            "                          cannot register after-commit work, and Baton before decision 0039)",
             "  --idle-seconds N        idle-load window (default 30; --quick 10)",
             "  --time-limit-seconds N  cap of each throughput run; a capped run reports its partial rate (default 90)",
             "  --phases LIST           subset of latency,idle,e2e,ceiling (default: all, in that order)",
@@ -58,6 +62,10 @@ final class Options {
     int latencyJobs = 1000;
     int latencyWarmup = 50;
     int latencyGapMs = 10;
+    /** How each latency job is enqueued: one of {@link #LATENCY_ENQUEUES}. */
+    String latencyEnqueue = "own";
+
+    static final List<String> LATENCY_ENQUEUES = List.of("own", "framework", "framework-inside");
     int idleSeconds = 30;
     int timeLimitSeconds = 90;
     Set<String> phases = new LinkedHashSet<>(List.of("latency", "idle", "e2e", "ceiling"));
@@ -110,6 +118,13 @@ final class Options {
                 }
                 case "--latency-jobs" -> latencyJobs = positive(args, ++i, a, o);
                 case "--latency-gap-ms" -> o.latencyGapMs = parseNonNegative(value(args, ++i, a, o), a);
+                case "--latency-enqueue" -> {
+                    o.latencyEnqueue = value(args, ++i, a, o);
+                    if (!LATENCY_ENQUEUES.contains(o.latencyEnqueue)) {
+                        throw new IllegalArgumentException("--latency-enqueue must be one of " + LATENCY_ENQUEUES
+                                + ", but was '" + o.latencyEnqueue + "'");
+                    }
+                }
                 case "--idle-seconds" -> idle = positive(args, ++i, a, o);
                 case "--time-limit-seconds" -> o.timeLimitSeconds = positive(args, ++i, a, o);
                 case "--phases" -> {

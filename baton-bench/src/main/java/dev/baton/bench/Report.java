@@ -231,7 +231,7 @@ final class Report {
                     Locale.ROOT,
                     "%n### 2. Idle enqueue-to-start latency%n%nOne node (concurrency %d, "
                             + "LISTEN %s), %d measured jobs after %d warm-up jobs, each enqueued with `Jobs.enqueue` "
-                            + "from a separate pool after the previous one started and a jittered pause of ~%d ms; "
+                            + "%sfrom a separate pool after the previous one started and a jittered pause of ~%d ms; "
                             + "latency = handler start − the instant just before `enqueue`.%n%n"
                             + "| p50 | p90 | p99 | max | mean | `enqueue` call p50 / p99 | > 100 ms | not started in 15 s |%n"
                             + "|---|---|---|---|---|---|---|---|%n"
@@ -242,6 +242,7 @@ final class Report {
                     l.listening ? "on" : "OFF",
                     l.jobs,
                     l.warmup,
+                    enqueuedIn(l.enqueueIn),
                     l.gapMs,
                     l.p50,
                     l.p90,
@@ -337,6 +338,15 @@ final class Report {
                         s.avgMillis()));
             }
         }
+    }
+
+    /** How the latency jobs were enqueued (--latency-enqueue), said in the sentence that describes the run. */
+    private static String enqueuedIn(String how) {
+        return switch (how == null ? "own" : how) {
+            case "framework" -> "in a transaction a framework keeps (its queue woken after the commit, decision 0039) ";
+            case "framework-inside" -> "in a transaction a framework keeps (notified inside it) ";
+            default -> "";
+        };
     }
 
     static String micros(double jvm, double pg) {

@@ -38,6 +38,9 @@ final class Results {
         int jobs;
         int warmup;
         int gapMs;
+        /** --latency-enqueue: own, framework or framework-inside. */
+        String enqueueIn;
+
         int concurrency;
         boolean listening;
         int timedOut;
