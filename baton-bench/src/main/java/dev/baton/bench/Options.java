@@ -50,6 +50,8 @@ final class Options {
             "  --rate N/Ws             e2e with a rate limit on queue 'bench': N starts per W seconds (e.g. 5000/1s)",
             "  -h, --help              this help");
 
+    static final List<String> LATENCY_ENQUEUES = List.of("own", "framework", "framework-inside");
+
     String jdbcUrl;
     String fsync;
     int jobs = 200_000;
@@ -65,7 +67,6 @@ final class Options {
     /** How each latency job is enqueued: one of {@link #LATENCY_ENQUEUES}. */
     String latencyEnqueue = "own";
 
-    static final List<String> LATENCY_ENQUEUES = List.of("own", "framework", "framework-inside");
     int idleSeconds = 30;
     int timeLimitSeconds = 90;
     Set<String> phases = new LinkedHashSet<>(List.of("latency", "idle", "e2e", "ceiling"));
