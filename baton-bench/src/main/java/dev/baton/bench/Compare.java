@@ -67,6 +67,9 @@ final class Compare {
             "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
             "  --load-rate N|half      jobs/s of background load during the second latency measurement (default 200);",
             "                          half: half of one node's maximum, measured on a backlog just before",
+            "  --server-statements     under load, the five statements that cost the server most, per call and",
+            "                          per row, from pg_stat_statements (preloaded in the embedded server;",
+            "                          another server must load it itself)",
             "  --write-report [DIR]    write DIR/compare.md and DIR/compare-*.png (default docs/benchmarks)",
             "  -h, --help              this help");
 
@@ -121,6 +124,9 @@ final class Compare {
     List<Integer> growthPending;
     int growthFinished;
     int growthSample;
+
+    /** Report the server's costliest statements under load (pg_stat_statements). */
+    boolean serverStatements;
 
     private Database db;
     /** How long the background load runs before the probes under load start. */
@@ -208,6 +214,7 @@ final class Compare {
                                 a + " needs a positive integer or 'half', but was '" + v + "'");
                     }
                 }
+                case "--server-statements" -> c.serverStatements = true;
                 case "--write-report" -> {
                     c.writeReport = true;
                     if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
@@ -317,7 +324,10 @@ final class Compare {
                 + (shown.isEmpty() ? "" : " " + String.join(" ", shown));
         r.loadBefore = Machine.loadAverage();
         long t0 = System.nanoTime();
-        try (Database db = Database.open(c.jdbcUrl, null)) {
+        try (Database db = Database.open(c.jdbcUrl, null, c.serverStatements)) {
+            if (c.serverStatements) {
+                ServerStatements.install(db);
+            }
             System.out.println("Baton side-by-side comparison (" + r.mode + "); load average " + r.loadBefore);
             c.run(db, r);
         } catch (Exception e) {
@@ -837,6 +847,9 @@ final class Compare {
         long vacuums0 = vacuums(p.schema);
         List<StatementCounter.Snapshot> statements0 = p.counter.snapshot();
         Machine.Cpu cpu0 = Machine.Cpu.sample();
+        VacuumWatch vacuum = load == null ? null : VacuumWatch.start(db, p.schema);
+        Map<Long, ServerStatements.Counts> server0 =
+                load != null && serverStatements ? ServerStatements.snapshot(db) : null;
         long start = System.nanoTime();
         long[] sent = new long[n];
         double[] calls = new double[n]; // how long each probe's enqueue call took, its commit included (ms)
@@ -896,6 +909,7 @@ final class Compare {
                 load == null ? "" : String.format(", load enqueued meanwhile: %.0f jobs/s", loadRate),
                 cpu);
         if (load != null) {
+            vacuum.close();
             double secs = (System.nanoTime() - start) / 1e9;
             StringBuilder top = new StringBuilder();
             StatementCounter.delta(p.counter.snapshot(), statements0).stream()
@@ -910,13 +924,20 @@ final class Compare {
             System.out.printf(
                     "%-42s   meanwhile: GC %d ms in this JVM, %d (auto)vacuums and analyzes of its tables; "
                             + "the node's statements: %s; worst probe per 10 s of sending: %s; "
+                            + "its tables being vacuumed per 10 s (s): %s; "
                             + "the load thread's most behind its schedule per 10 s (ms): %s%n",
                     "",
                     gcMillis() - gc0,
                     vacuums(p.schema) - vacuums0,
                     top,
                     worstPerWindow(sent, start, byProbe, 10),
+                    vacuum.secondsPerWindow(start, 10, (int) ((sent[n - 1] - start) / 10_000_000_000L) + 1),
                     worstLoadLag(start, 10));
+            if (server0 != null) {
+                System.out.printf("%-42s   the server's costliest statements meanwhile:%n", "");
+                ServerStatements.costliest(server0, ServerStatements.snapshot(db), secs, 5)
+                        .forEach(line -> System.out.printf("%-42s     %s%n", "", line));
+            }
         }
     }
 

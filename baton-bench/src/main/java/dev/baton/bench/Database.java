@@ -60,6 +60,11 @@ final class Database implements AutoCloseable {
     }
 
     static Database open(String jdbcUrl, String fsync) throws IOException, SQLException {
+        return open(jdbcUrl, fsync, false);
+    }
+
+    /** As {@link #open(String, String)}; {@code statements}: an embedded server preloads pg_stat_statements. */
+    static Database open(String jdbcUrl, String fsync, boolean statements) throws IOException, SQLException {
         if (jdbcUrl != null) {
             Database db = new Database(null, jdbcUrl);
             try (Connection c = db.connect()) {
@@ -69,6 +74,9 @@ final class Database implements AutoCloseable {
         }
         EmbeddedPostgres.Builder b = EmbeddedPostgres.builder().setPGStartupWait(Duration.ofSeconds(60));
         EMBEDDED_SETTINGS.forEach(b::setServerConfig);
+        if (statements) {
+            b.setServerConfig("shared_preload_libraries", "pg_stat_statements");
+        }
         if (fsync != null) {
             b.setServerConfig("fsync", fsync); // after zonky's -F on the command line, so it wins
         }

@@ -3,6 +3,7 @@ package dev.baton.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.Locale;
 import org.junit.jupiter.api.Test;
 
@@ -252,6 +253,52 @@ class CompareSmokeTest {
         Compare half = Compare.parse(new String[] {"--quick", "--load-rate", "half"});
         assertThat(half.loadHalf).isTrue();
         assertThat(half.loadRateOption).isNull();
+    }
+
+    // Mutation: ServerStatements.install with autocommit on -> the extension stayed behind and this test failed.
+    @Test
+    void serverStatementsWithoutTheModuleLoadedFailClearlyAndLeaveNoExtension() throws Exception {
+        try (Database db = Database.open(System.getenv("BATON_JDBC_URL"), null);
+                java.sql.Connection c = db.connect();
+                java.sql.Statement st = c.createStatement()) {
+            org.junit.jupiter.api.Assumptions.assumeFalse(
+                    preloaded(st), "this server preloads pg_stat_statements: nothing to refuse");
+            boolean before = extensionExists(st);
+            assertThatThrownBy(() -> ServerStatements.install(db))
+                    .isInstanceOf(java.sql.SQLException.class)
+                    .hasMessageStartingWith("--server-statements needs pg_stat_statements loaded by the server");
+            assertThat(extensionExists(st)).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void anEmbeddedServerPreloadsTheModuleAndTheCostliestStatementsAreCounted() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                System.getenv("BATON_JDBC_URL") == null, "the module is preloaded only in an embedded server");
+        try (Database db = Database.open(null, null, true)) {
+            ServerStatements.install(db);
+            var before = ServerStatements.snapshot(db);
+            db.execute("CREATE TABLE counted AS SELECT g FROM generate_series(1, 1000) g");
+            db.execute("UPDATE counted SET g = g + 1");
+            List<String> top = ServerStatements.costliest(before, ServerStatements.snapshot(db), 1.0, 5);
+            assertThat(top).anySatisfy(l -> assertThat(l).contains("× 1000.0 rows", "UPDATE counted SET g = g + $1"));
+            assertThat(top).noneSatisfy(l -> assertThat(l).contains("pg_stat_statements"));
+        }
+    }
+
+    private static boolean preloaded(java.sql.Statement st) throws java.sql.SQLException {
+        try (java.sql.ResultSet rs = st.executeQuery("SELECT current_setting('shared_preload_libraries')")) {
+            rs.next();
+            return rs.getString(1).contains("pg_stat_statements");
+        }
+    }
+
+    private static boolean extensionExists(java.sql.Statement st) throws java.sql.SQLException {
+        try (java.sql.ResultSet rs =
+                st.executeQuery("SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'")) {
+            rs.next();
+            return rs.getLong(1) > 0;
+        }
     }
 
     /** One compare run of {@code c} on the test database (BATON_JDBC_URL, or embedded). */
