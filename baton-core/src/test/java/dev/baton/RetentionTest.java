@@ -186,7 +186,8 @@ class RetentionTest extends JobBehaviourTestBase {
         statements.put("job.prune", new Object[] {job.get("prune"), 1000L, 100});
         statements.put("job.queue_stats", new Object[] {job.get("queue_stats")});
         statements.put(
-                "job.fail_unhandled", new Object[] {job.get("fail_unhandled"), new String[] {"k"}, 1000L, 100, 1000L});
+                "job.fail_unhandled",
+                new Object[] {job.get("fail_unhandled"), new String[] {"k"}, 1000L, 100, 100, 1000L});
         statements.put(
                 "job.unhandled_kinds",
                 new Object[] {job.get("unhandled_kinds"), new String[] {"k"}, new String[] {"default"}});
