@@ -305,20 +305,17 @@ SELECT queue, state, count(*) AS n
  GROUP BY queue, state
  ORDER BY queue, state
 
--- name: fail_unhandled
--- Available jobs that have been due for longer than the timeout and whose kind no live node handles
--- end failed with a clear error. The kinds of the calling node count as handled whatever its heartbeat
--- says, so the kinds of available jobs come from a loose index scan of job_available_kind in the gaps
--- between them (gaps, walk): one probe per gap and one per kind found, never a scan of the queue nor of the
--- entries of the node's own kinds, which its claims leave dead in that index until a vacuum (stepping over
--- them cost 88-92 ms and 3,800 buffers a call under a stream of 10,000 jobs/s; decision 0041). The first gap
--- starts after '', which sorts before every kind (at least one character) in any deterministic collation, and
--- the last has no end (before is null). A live node that does not say which kinds it handles (an older
--- version) might handle any: then nothing is failed. The jobs of each unhandled kind are picked oldest first
--- through that index, kind by kind (LATERAL): as a join, PostgreSQL 15 scanned the whole table (1,674 buffers
--- at 50,000 rows; JobUnhandledKindWalkTest). The caller runs this only after watching the cluster for the
--- whole timeout without a failed pass (see Maintenance), so a backlog built up while the database was
--- unreachable (every heartbeat stale) is not failed on the way back.
+-- fragment: unhandled
+-- The start of a WITH list, for fail_unhandled and unhandled_kinds, which must agree: up to the CTE unhandled,
+-- the kinds of available jobs that neither the calling node (:own_kinds) nor any live node handles, left open
+-- for the statement to go on. The calling node's kinds count as handled whatever its heartbeat says, so the
+-- kinds of available jobs come from a loose index scan of job_available_kind in the gaps between them (gaps,
+-- walk): one probe per gap and one per kind found, never a scan of the queue nor of the entries of the node's
+-- own kinds, which its claims leave dead in that index until a vacuum (stepping over them cost 88-92 ms and
+-- 3,800 buffers a call under a stream of 10,000 jobs/s; decision 0041). The first gap starts after '', which
+-- sorts before every kind (at least one character) in any deterministic collation, and the last has no end
+-- (before is null). A live node that does not say which kinds it handles (an older version) might handle any:
+-- then no kind is unhandled.
 WITH RECURSIVE gaps AS (
     SELECT o AS after, lead(o) OVER (ORDER BY o) AS before
       FROM (SELECT '' UNION SELECT unnest(:own_kinds::text[])) own(o)
@@ -342,6 +339,15 @@ WITH RECURSIVE gaps AS (
     SELECT k.kind FROM kinds k
      WHERE NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' IS NULL)
        AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' @> jsonb_build_array(k.kind))
+
+-- name: fail_unhandled
+-- Available jobs that have been due for longer than the timeout and whose kind no live node handles (the
+-- fragment unhandled) end failed with a clear error. The jobs of each unhandled kind are picked oldest first
+-- through job_available_kind, kind by kind (LATERAL): as a join, PostgreSQL 15 scanned the whole table (1,674
+-- buffers at 50,000 rows; JobUnhandledKindWalkTest). The caller runs this only after watching the cluster for
+-- the whole timeout without a failed pass (see Maintenance), so a backlog built up while the database was
+-- unreachable (every heartbeat stale) is not failed on the way back.
+-- include: unhandled
 ), picked AS (
     SELECT p.id FROM unhandled u, LATERAL (
         SELECT j.id FROM ${schema}.job j
@@ -365,35 +371,11 @@ RETURNING j.id, j.queue, j.kind
 
 -- name: unhandled_kinds
 -- The kinds of available jobs on the given queues that neither the calling node nor any live node
--- handles, with their queue: what a worker reports as unhandled (a WARN, a metric, a health detail);
--- nothing is changed. The same walk through the gaps between the node's own kinds in job_available_kind as
--- fail_unhandled, then one index probe per (kind, queue): a scalar subquery in run_at order, which the
--- planner cannot turn into a join, nor answer with a scan of the table when its statistics were taken
--- during a backlog (as EXISTS it did: 857 buffers a call at 50,000 rows; JobUnhandledKindWalkTest). A live
--- node that does not say which kinds it handles might handle any: then nothing is reported.
-WITH RECURSIVE gaps AS (
-    SELECT o AS after, lead(o) OVER (ORDER BY o) AS before
-      FROM (SELECT '' UNION SELECT unnest(:own_kinds::text[])) own(o)
-), walk(kind, before, found) AS (
-    SELECT after, before, false FROM gaps
-    UNION ALL
-    SELECT CASE WHEN w.before IS NULL
-                THEN (SELECT j.kind FROM ${schema}.job j
-                       WHERE j.state = 'available' AND j.kind > w.kind ORDER BY j.kind LIMIT 1)
-                ELSE (SELECT j.kind FROM ${schema}.job j
-                       WHERE j.state = 'available' AND j.kind > w.kind AND j.kind < w.before ORDER BY j.kind LIMIT 1)
-           END, w.before, true
-      FROM walk w WHERE w.kind IS NOT NULL
-), kinds AS (
-    SELECT kind FROM walk WHERE found AND kind IS NOT NULL
-), live AS (
-    SELECT n.meta FROM ${schema}.node n
-     WHERE n.state <> 'stopped'
-       AND n.heartbeat_at + 3 * n.heartbeat_interval_ms * interval '1 millisecond' > clock_timestamp()
-), unhandled AS (
-    SELECT k.kind FROM kinds k
-     WHERE NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' IS NULL)
-       AND NOT EXISTS (SELECT 1 FROM live WHERE live.meta -> 'kinds' @> jsonb_build_array(k.kind))
+-- handles (the fragment unhandled), with their queue: what a worker reports as unhandled (a WARN, a metric, a
+-- health detail); nothing is changed. One index probe per (kind, queue): a scalar subquery in run_at order,
+-- which the planner cannot turn into a join, nor answer with a scan of the table when its statistics were taken
+-- during a backlog (as EXISTS it did: 857 buffers a call at 50,000 rows; JobUnhandledKindWalkTest).
+-- include: unhandled
 )
 SELECT u.kind, q.queue
   FROM unhandled u CROSS JOIN unnest(:queues::text[]) AS q(queue)

@@ -22,9 +22,16 @@ import java.util.Set;
  * name through a {@link SqlCall}: a name used twice is bound once, and running a call with a parameter
  * left unbound fails before anything reaches the database. A statement may instead use positional
  * {@code ?} parameters (never both), read with {@link #get(String)}.
+ *
+ * <p>A part that two statements must share word for word (say, one definition of which job kinds are unhandled,
+ * for the statement that reports them and the one that fails their jobs) is written once as a fragment
+ * ({@code -- fragment: name}, not a statement itself) and put into a statement below it by a line
+ * {@code -- include: name}.
  */
 public final class Sql {
     private static final String NAME_MARKER = "-- name:";
+    private static final String FRAGMENT_MARKER = "-- fragment:";
+    private static final String INCLUDE_MARKER = "-- include:";
 
     /**
      * One statement: the text sent to the driver, the parameter name at each {@code ?} position, and the
@@ -59,19 +66,31 @@ public final class Sql {
     public static Sql load(String file, String quotedSchema) {
         String text = resource("sql/" + file).replace("${schema}", quotedSchema);
         Map<String, Parsed> statements = new HashMap<>();
+        Map<String, String> fragments = new HashMap<>();
         String name = null;
+        boolean fragment = false;
         StringBuilder body = new StringBuilder();
         for (String line : text.split("\n", -1)) {
             String trimmed = line.strip();
-            if (trimmed.startsWith(NAME_MARKER)) {
-                put(file, statements, name, body);
-                name = trimmed.substring(NAME_MARKER.length()).strip();
+            if (trimmed.startsWith(NAME_MARKER) || trimmed.startsWith(FRAGMENT_MARKER)) {
+                put(file, statements, fragments, name, fragment, body);
+                fragment = trimmed.startsWith(FRAGMENT_MARKER);
+                name = trimmed.substring((fragment ? FRAGMENT_MARKER : NAME_MARKER).length())
+                        .strip();
                 body.setLength(0);
+            } else if (name != null && trimmed.startsWith(INCLUDE_MARKER)) {
+                String included = trimmed.substring(INCLUDE_MARKER.length()).strip();
+                String part = fragments.get(included);
+                if (part == null) {
+                    throw new IllegalStateException("sql/" + file + "#" + name + " includes '" + included
+                            + "', which no fragment above it defines");
+                }
+                body.append(part).append('\n');
             } else if (name != null && !trimmed.startsWith("--")) {
                 body.append(line).append('\n');
             }
         }
-        put(file, statements, name, body);
+        put(file, statements, fragments, name, fragment, body);
         return new Sql(file, Map.copyOf(statements));
     }
 
@@ -177,8 +196,19 @@ public final class Sql {
         }
     }
 
-    private static void put(String file, Map<String, Parsed> statements, String name, StringBuilder body) {
-        if (name != null) {
+    private static void put(
+            String file,
+            Map<String, Parsed> statements,
+            Map<String, String> fragments,
+            String name,
+            boolean fragment,
+            StringBuilder body) {
+        if (name == null) {
+            return;
+        }
+        if (fragment) {
+            fragments.put(name, body.toString().strip());
+        } else {
             statements.put(
                     name, parse("sql/" + file + "#" + name, body.toString().strip()));
         }

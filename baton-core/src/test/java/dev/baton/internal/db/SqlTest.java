@@ -21,6 +21,35 @@ class SqlTest extends DbTest {
         assertThat(p.params()).containsExactly("a", "b", "a");
     }
 
+    /**
+     * A fragment is written once and put word for word into the statements that include it; it is not a statement
+     * itself, and a statement may include only a fragment defined above it (job.sql's fail_unhandled and
+     * unhandled_kinds share one this way).
+     */
+    @Test
+    void aFragmentIsIncludedWhereAStatementNamesIt() throws Exception {
+        Sql sql = Sql.load("test/fragments.sql", "ignored");
+        assertThat(sql.names()).containsExactlyInAnyOrder("count_evens", "sum_evens_above");
+        assertThat(sql.get("sum_evens_above"))
+                .isEqualTo("WITH evens AS (\n    SELECT g FROM generate_series(1, ?) g WHERE g % 2 = 0\n)\n"
+                        + "SELECT sum(g) FROM evens WHERE g > ?");
+        try (Connection c = appPool.getConnection()) {
+            try (SqlCall q = sql.prepare(c, "count_evens").setInt("n", 10)) {
+                ResultSet rs = q.query();
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getLong(1)).isEqualTo(5);
+            }
+            try (SqlCall q = sql.prepare(c, "sum_evens_above").setInt("n", 10).setInt("above", 4)) {
+                ResultSet rs = q.query();
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getLong(1)).isEqualTo(6 + 8 + 10);
+            }
+        }
+        assertThatThrownBy(() -> Sql.load("test/unknown-fragment.sql", "ignored"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("sql/test/unknown-fragment.sql#early includes 'late', which no fragment above it defines");
+    }
+
     @Test
     void aStatementMixingPositionalAndNamedParametersIsRefused() {
         assertThatThrownBy(() -> Sql.parse("sql/x.sql#mixed", "SELECT ? WHERE a = :a"))
