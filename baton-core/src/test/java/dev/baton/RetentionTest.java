@@ -160,6 +160,42 @@ class RetentionTest extends JobBehaviourTestBase {
      */
     @Test
     void E06_periodicStatementsUseAnIndexConditionOnGrowingTables() throws Exception {
+        assertThat(fullScans(periodicStatements(), GROWING, true))
+                .as("full scans of growing tables by periodic statements")
+                .isEmpty();
+    }
+
+    /**
+     * The same statements on the job table keep to its indexes when the planner may choose a sequential scan, with
+     * the statistics of a table analyzed during a backlog (most rows available, as an ANALYZE in a burst leaves
+     * them). Seen failing, on embedded PostgreSQL 18 and on the machine's 15: fail_unhandled with its jobs picked
+     * by a join of the job table with the unhandled kinds (as before decision 0041), planned as a sequential scan
+     * of the job table.
+     */
+    @Test
+    void E06_periodicStatementsKeepToTheJobTablesIndexesOnTheStatisticsOfABacklog() throws Exception {
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(true);
+            String table = Identifiers.schema(schema) + ".job";
+            Jdbc.execute(
+                    c,
+                    "INSERT INTO " + table + " (queue, kind, payload, priority, state, run_at, max_attempts) "
+                            + "SELECT 'default', 'k', to_jsonb(g), 50, 'available', now() - interval '2 hours', 25 "
+                            + "FROM generate_series(1, 50000) g");
+            Jdbc.execute(
+                    c,
+                    "INSERT INTO " + table + " (queue, kind, payload, priority, state, run_at, max_attempts, "
+                            + "finished_at) SELECT 'default', 'k', to_jsonb(g), 50, 'succeeded', "
+                            + "now() - interval '2 hours', 25, now() - interval '1 hour' FROM generate_series(1, 50000) g");
+            Jdbc.execute(c, "ANALYZE " + table);
+        }
+        assertThat(fullScans(periodicStatements(), Set.of("job"), false))
+                .as("full scans of the job table by periodic statements, on a backlog's statistics")
+                .isEmpty();
+    }
+
+    /** Every statement that runs periodically, with parameters to explain it by. */
+    private Map<String, Object[]> periodicStatements() {
         Sql job = Sql.load("job.sql", Identifiers.schema(schema));
         Sql lease = Sql.load("lease.sql", Identifiers.schema(schema));
         Sql coord = Sql.load("coord.sql", Identifiers.schema(schema));
@@ -202,11 +238,22 @@ class RetentionTest extends JobBehaviourTestBase {
         for (String purge : List.of("purge_deliveries", "purge_tokens", "purge_slots", "purge_rates")) {
             statements.put("coord." + purge, new Object[] {coord.get(purge), 100});
         }
+        return statements;
+    }
+
+    /**
+     * The statements' scans of {@code tables} that are not bounded by an index condition or a partial index, with
+     * sequential scans discouraged or not.
+     */
+    private List<String> fullScans(Map<String, Object[]> statements, Set<String> tables, boolean seqScanOff)
+            throws Exception {
         Set<String> partial = partialIndexes();
         List<String> problems = new ArrayList<>();
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
-            Jdbc.execute(c, "SET LOCAL enable_seqscan = off");
+            if (seqScanOff) {
+                Jdbc.execute(c, "SET LOCAL enable_seqscan = off");
+            }
             for (Map.Entry<String, Object[]> e : statements.entrySet()) {
                 Object[] s = e.getValue();
                 try (PreparedStatement ps = c.prepareStatement("EXPLAIN (FORMAT JSON) " + s[0])) {
@@ -221,20 +268,18 @@ class RetentionTest extends JobBehaviourTestBase {
                     }
                     try (ResultSet rs = ps.executeQuery()) {
                         rs.next();
-                        scan(new ObjectMapper().readTree(rs.getString(1)), e.getKey(), partial, problems);
+                        scan(new ObjectMapper().readTree(rs.getString(1)), e.getKey(), tables, partial, problems);
                     }
                 }
             }
             c.rollback();
         }
-        assertThat(problems)
-                .as("full scans of growing tables by periodic statements")
-                .isEmpty();
+        return problems;
     }
 
-    private void scan(JsonNode n, String statement, Set<String> partial, List<String> problems) {
+    private void scan(JsonNode n, String statement, Set<String> tables, Set<String> partial, List<String> problems) {
         if (n.isArray()) {
-            n.forEach(x -> scan(x, statement, partial, problems));
+            n.forEach(x -> scan(x, statement, tables, partial, problems));
             return;
         }
         if (!n.isObject()) {
@@ -245,7 +290,7 @@ class RetentionTest extends JobBehaviourTestBase {
         String relation = plan.path("Relation Name").asText("");
         // A bitmap heap scan reads what its bitmap index scan (checked below) found; a TID scan fetches rows by
         // address: both are bounded by their inputs.
-        if (GROWING.contains(relation)
+        if (tables.contains(relation)
                 && type.contains("Scan")
                 && !type.startsWith("Tid")
                 && !type.equals("Bitmap Heap Scan")) {
@@ -257,7 +302,7 @@ class RetentionTest extends JobBehaviourTestBase {
                         + (indexScan ? " (" + plan.path("Index Name").asText() + ", no index condition)" : ""));
             }
         }
-        plan.path("Plans").forEach(x -> scan(x, statement, partial, problems));
+        plan.path("Plans").forEach(x -> scan(x, statement, tables, partial, problems));
     }
 
     private Set<String> partialIndexes() throws SQLException {
