@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * left out: "A" and "a" were not found. The report's per-(kind, queue) probe written as a plain EXISTS: planned as
  * a scan of the job table (the statistics were taken while all 50,000 jobs were available), 867 buffers; and
  * fail_unhandled's pick written as a join of the job table with the unhandled kinds: on PostgreSQL 15 a scan of the
- * table, 1,708 buffers (PostgreSQL 18 kept to the index).
+ * table, 1,708 buffers (PostgreSQL 18 kept to the index here; on other statistics it scanned too: RetentionTest
+ * E06).
  */
 class JobUnhandledKindWalkTest extends DbTest {
 

@@ -343,10 +343,11 @@ WITH RECURSIVE gaps AS (
 -- name: fail_unhandled
 -- Available jobs that have been due for longer than the timeout and whose kind no live node handles (the
 -- fragment unhandled) end failed with a clear error. The jobs of each unhandled kind are picked oldest first
--- through job_available_kind, kind by kind (LATERAL): as a join, PostgreSQL 15 scanned the whole table (1,674
--- buffers at 50,000 rows; JobUnhandledKindWalkTest). The caller runs this only after watching the cluster for
--- the whole timeout without a failed pass (see Maintenance), so a backlog built up while the database was
--- unreachable (every heartbeat stale) is not failed on the way back.
+-- through job_available_kind, kind by kind (LATERAL): as a join, the planner scanned the whole table when its
+-- statistics were taken during a backlog (1,674 buffers at 50,000 rows; JobUnhandledKindWalkTest, RetentionTest
+-- E06). The caller runs this only after watching the cluster for the whole timeout without a failed pass (see
+-- Maintenance), so a backlog built up while the database was unreachable (every heartbeat stale) is not failed
+-- on the way back.
 -- include: unhandled
 ), picked AS (
     SELECT p.id FROM unhandled u, LATERAL (
