@@ -761,6 +761,12 @@ final class Compare {
                     }
                 }
                 if (phases.contains("latency")) {
+                    if (!phases.contains("idle")) {
+                        // Idle means a node at rest: its start (registration, the first elections, the first
+                        // maintenance passes) is not idle. Measured before this settle: the slowest idle probes
+                        // were the first ones, sent within 0.7 s of the start, 7 ms of enqueue call each.
+                        Thread.sleep(idleSettle * 1000L);
+                    }
                     latency(p, "idle", null);
                     AtomicBoolean stop = new AtomicBoolean();
                     Thread load = loadThread(p, stop);
@@ -846,8 +852,8 @@ final class Compare {
     }
 
     private void latency(Peer p, String mode, Thread load) throws Exception {
-        // Under load a watch samples the schema's vacuums on its own thread: closed however the run ends.
-        try (VacuumWatch vacuum = load == null ? null : VacuumWatch.start(db, p.schema)) {
+        // A watch samples the schema's vacuums on its own thread: closed however the run ends.
+        try (VacuumWatch vacuum = VacuumWatch.start(db, p.schema)) {
             latency(p, mode, load, vacuum);
         }
     }
@@ -871,6 +877,7 @@ final class Compare {
             p.probe(base - i);
             calls[i] = (System.nanoTime() - sent[i]) / 1e6;
         }
+        double[] callBySending = calls.clone();
         Arrays.sort(calls);
         long waitUntil = System.nanoTime() + 30_000_000_000L;
         while (System.nanoTime() < waitUntil) {
@@ -919,8 +926,21 @@ final class Compare {
                 callP99,
                 load == null ? "" : String.format(", load enqueued meanwhile: %.0f jobs/s", loadRate),
                 cpu);
-        if (load != null) {
-            vacuum.close();
+        vacuum.close();
+        if (load == null) {
+            // Idle, where the slow starts are is the question: spread evenly (the machine) or bunched beside
+            // something else that ran (a vacuum, a collection, the node's periodic statements).
+            System.out.printf(
+                    "%-42s   meanwhile: GC %d ms in this JVM, %d (auto)vacuums and analyzes of its tables; "
+                            + "worst probe per 10 s of sending: %s; its tables being vacuumed per 10 s (s): %s; "
+                            + "the slowest probes, ms (of it the enqueue call) at s from the first: %s%n",
+                    "",
+                    gcMillis() - gc0,
+                    vacuums(p.schema) - vacuums0,
+                    worstPerWindow(sent, start, byProbe, 10),
+                    vacuum.secondsPerWindow(start, 10, (int) ((sent[n - 1] - start) / 10_000_000_000L) + 1),
+                    slowest(sent, start, byProbe, callBySending, Math.max(1, n / 100)));
+        } else {
             double secs = (System.nanoTime() - start) / 1e9;
             StringBuilder top = new StringBuilder();
             StatementCounter.delta(p.counter.snapshot(), statements0).stream()
@@ -960,6 +980,21 @@ final class Compare {
         }
         StringBuilder b = new StringBuilder();
         worst.values().forEach(v -> b.append(b.length() == 0 ? "" : " ").append(String.format("%.0f", v)));
+        return b.toString();
+    }
+
+    /** The {@code count} slowest probes: total and enqueue call (ms), and when each was sent (s from start). */
+    static String slowest(long[] sent, long start, double[] latencies, double[] calls, int count) {
+        Integer[] order = new Integer[sent.length];
+        Arrays.setAll(order, i -> i);
+        Arrays.sort(order, (a, b) -> Double.compare(latencies[b], latencies[a]));
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < Math.min(count, order.length); i++) {
+            int k = order[i];
+            b.append(b.length() == 0 ? "" : ", ")
+                    .append(String.format(
+                            Locale.ROOT, "%.1f (%.1f) at %.1f", latencies[k], calls[k], (sent[k] - start) / 1e9));
+        }
         return b.toString();
     }
 

@@ -103,8 +103,10 @@ final class CompareReport {
                         " s; a capped run reports its partial rate); the clock of a throughput run "
                                 + "starts when the first job starts and stops when the database shows every job finished; latency: ")
                 .append(c.latencyProbes)
-                .append(" probe jobs enqueued one by one 20–120 ms apart by a separate client, idle "
-                        + "and then under a background load of ")
+                .append(" probe jobs enqueued one by one 20–120 ms apart by a separate client, idle (the node "
+                        + "settled for ")
+                .append(c.idleSettle)
+                .append(" s after its start first) and then under a background load of ")
                 .append(
                         c.loadHalf
                                 ? "half of one node's maximum measured just before (see the notes)"

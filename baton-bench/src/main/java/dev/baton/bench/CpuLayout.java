@@ -51,19 +51,22 @@ final class CpuLayout {
             throw new IllegalStateException("--cpu-layout split needs at least 2 CPUs, this JVM sees " + cpus);
         }
         long backend;
+        long postmaster;
+        // Looked at while the connection is open: its backend exits when it closes (looked at after the close,
+        // the process was already gone in two runs of five on 2026-12-07).
         try (Connection c = db.connect();
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
             rs.next();
             backend = rs.getLong(1);
+            Path comm = Path.of("/proc", Long.toString(backend), "comm");
+            if (!Files.exists(comm) || !Files.readString(comm).startsWith("postgres")) {
+                throw new IllegalStateException(
+                        "--cpu-layout split needs the PostgreSQL server on this machine (backend pid " + backend
+                                + " is not a local postgres process)");
+            }
+            postmaster = parent(backend);
         }
-        Path comm = Path.of("/proc", Long.toString(backend), "comm");
-        if (!Files.exists(comm) || !Files.readString(comm).startsWith("postgres")) {
-            throw new IllegalStateException(
-                    "--cpu-layout split needs the PostgreSQL server on this machine (backend pid " + backend
-                            + " is not a local postgres process)");
-        }
-        long postmaster = parent(backend);
         long jvm = ProcessHandle.current().pid();
         String serverWas = cpuList(postmaster);
         String jvmWas = cpuList(jvm);
