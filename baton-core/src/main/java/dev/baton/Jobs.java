@@ -81,8 +81,9 @@ public final class Jobs {
      * auto-commit setting). With an idempotency key that is already taken, nothing is inserted and the
      * existing job's id is returned ({@code created == false}).
      * Its queue's workers are notified at its commit; within 2 ms of this instance's last notification of
-     * the queue, right after its commit together with the other enqueues since (so that many small enqueues do
-     * not commit one at a time behind NOTIFY's lock: decision 0038).
+     * the queue, together with the other enqueues since, by the next enqueue's notification or at most 1 ms after
+     * the 2 ms by the instance's own (so that many small enqueues do not commit one at a time behind NOTIFY's lock:
+     * decisions 0038 and 0042).
      *
      * <p>Inside a transaction the calling thread has open on Baton's data source, as its
      * {@link Baton.Builder#transactionBinding transaction binding} sees it (the Spring Boot starter's: a

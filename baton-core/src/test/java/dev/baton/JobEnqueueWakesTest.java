@@ -62,7 +62,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             }
             assertHeardBeforeTheWindowEnded(heard, "burst");
 
-            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            clientClock.addAndGet(EnqueueWakes.NOTIFIER_NANOS);
             await().atMost(WAIT).until(() -> heard.queues.size() == 3);
             assertThat(heard.queues).containsExactly("burst", "marker", "burst");
             assertThat(heard.rowsWhenHeard.get(2))
@@ -80,6 +80,80 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             await().atMost(WAIT).until(() -> heard.queues.size() == 5);
             assertThat(heard.queues.subList(3, 5)).containsExactly("closing", "closing");
             assertThat(heard.rowsWhenHeard.get(4)).isEqualTo(5L);
+        }
+    }
+
+    /**
+     * The first enqueue after the window notifies in its own statement, and that notification stands for the
+     * enqueues the window held back: the notifier's thread sends nothing for them (decision 0042). Five enqueues in
+     * a window, the clock moved past the window but not past the carry time, a sixth: two notifications, the second
+     * sent when all six rows were there; none more as the client closes (its notifier sends what it still holds).
+     *
+     * <p>Protection removed to see it fail: the carrying ({@code EnqueueWakes.inline} leaving the pending queues to
+     * the notifier): a third notification came before the marker.
+     */
+    @Test
+    void theFirstEnqueueAfterTheWindowCarriesTheNotificationOfTheEnqueuesItHeldBack() throws Exception {
+        Baton carrier = client();
+        Jobs jobs = carrier.jobs();
+        try (JobChannelListener heard = new JobChannelListener()) {
+            for (int i = 0; i < 5; i++) {
+                jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("carried"));
+            }
+            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            jobs.enqueue(JobRequest.of("kind.wake", new Item("#5")).queue("carried"));
+            await().atMost(WAIT).until(() -> heard.queues.size() == 2);
+            assertThat(heard.rowsWhenHeard.get(1))
+                    .as("rows of the queue when the sixth enqueue's notification arrived")
+                    .isEqualTo(6L);
+
+            carrier.close();
+            assertHeardBefore(heard, List.of("carried", "carried"));
+        }
+    }
+
+    /**
+     * An enqueue that was to carry the held-back notification fails: the notifier sends it after the carry time, so
+     * the jobs that were committed are still woken.
+     *
+     * <p>Protection removed to see it fail: putting the carried queues back when the carrying enqueue failed
+     * ({@code EnqueueWakes.enqueue}'s {@code notifyLater(carried)}): no second notification came, and the await
+     * timed out.
+     */
+    @Test
+    void whenTheEnqueueThatWasToCarryTheNotificationFailsTheNotifierSendsIt() throws Exception {
+        AtomicBoolean down = new AtomicBoolean();
+        DataSource flaky = (DataSource) Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("getConnection") && down.get()) {
+                        throw new SQLException("no connection (test)", "08001");
+                    }
+                    try {
+                        return m.invoke(appPool, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        Jobs jobs = closeLater(Baton.builder(flaky)
+                        .schema(schema)
+                        .ticker(clientClock::get)
+                        .build())
+                .jobs();
+        try (JobChannelListener heard = new JobChannelListener()) {
+            for (int i = 0; i < 5; i++) {
+                jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("dropped"));
+            }
+            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            down.set(true);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> jobs.enqueue(
+                            JobRequest.of("kind.wake", new Item("#5")).queue("dropped")))
+                    .isInstanceOf(BatonException.class);
+            down.set(false);
+
+            clientClock.addAndGet(EnqueueWakes.NOTIFIER_NANOS);
+            await().atMost(WAIT).until(() -> heard.queues.size() == 2);
+            assertThat(heard.queues).containsExactly("dropped", "dropped");
+            assertThat(heard.rowsWhenHeard.get(1)).isEqualTo(5L);
         }
     }
 
@@ -115,7 +189,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             }
             assertHeardBeforeTheWindowEnded(heard, "bound");
 
-            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            clientClock.addAndGet(EnqueueWakes.NOTIFIER_NANOS);
             await().atMost(WAIT).until(() -> heard.queues.size() == 3);
             assertThat(heard.queues.get(2)).isEqualTo("bound");
             assertThat(heard.rowsWhenHeard.get(2)).isEqualTo(10L);
@@ -127,11 +201,21 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
      * Notifications arrive in commit order: once the marker is heard, so is every enqueue's before it.
      */
     private void assertHeardBeforeTheWindowEnded(JobChannelListener heard, String queue) throws SQLException {
+        assertHeardBefore(heard, List.of(queue));
+    }
+
+    /**
+     * Sends a marker on the job channel and, once it is heard, asserts that exactly {@code queues} were heard before
+     * it: notifications arrive in commit order.
+     */
+    private void assertHeardBefore(JobChannelListener heard, List<String> queues) throws SQLException {
         try (Connection c = pool.getConnection()) {
             Jdbc.execute(c, "SELECT pg_notify('" + JobStore.channel(schema) + "', 'marker')");
         }
         await().atMost(WAIT).until(() -> heard.queues.contains("marker"));
-        assertThat(heard.queues).as("heard before the window ended").containsExactly(queue, "marker");
+        List<String> expected = new ArrayList<>(queues);
+        expected.add("marker");
+        assertThat(heard.queues).as("heard before the marker").containsExactlyElementsOf(expected);
     }
 
     /** A transaction per thread, kept by "a framework": its connection, and what runs once it has committed. */
@@ -207,7 +291,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             await().atMost(WAIT).until(() -> heard.queues.contains("flaky"));
 
             down.set(true);
-            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            clientClock.addAndGet(EnqueueWakes.NOTIFIER_NANOS);
             await().atMost(WAIT).until(() -> refused.get() > 0);
             down.set(false);
             // The retry waits on the client's clock from when the failure was handled: move it on until it has come.
@@ -245,7 +329,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
                 batch.add(JobRequest.of("kind.wake", new Item("batch #" + i)).queue("q"));
             }
             jobs.enqueueAll(batch);
-            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            clientClock.addAndGet(EnqueueWakes.NOTIFIER_NANOS);
             assertThat(ran.await(WAIT.toMillis(), TimeUnit.MILLISECONDS))
                     .as("every job started, none left for the poll an hour away")
                     .isTrue();
@@ -257,8 +341,8 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
     /**
      * J01 (pick-up side, many enqueuers): eight threads enqueue one job per call into two queues at once, and a node
      * whose next poll is an hour away starts every job. The node is made idle first (one job blocks a slot), so it
-     * claims only when notified. First every 25th enqueue moves the client's clock past the window, so the
-     * notifier's passes and the inline notifications fall among the enqueues (a queue marked while the notifier
+     * claims only when notified. First every 25th enqueue moves the client's clock past the window (every 50th
+     * past the carry time too), so the notifier's passes and the inline notifications fall among the enqueues (a queue marked while the notifier
      * takes it, a notification sent while others commit). Then one job in each of two other queues is notified in
      * its statement and run; with the node idle again and the clock held inside that window, the eight threads
      * enqueue 80 more into those two, none of them notified by itself, and the window ends. A mark lost in any of
@@ -277,11 +361,14 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
         try {
             AtomicInteger enqueued = new AtomicInteger();
             enqueueFromEightThreads(jobs, "a", "b", 100, () -> {
-                if (enqueued.incrementAndGet() % 25 == 0) {
-                    clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+                int n = enqueued.incrementAndGet();
+                if (n % 25 == 0) {
+                    // Past the window only (the next enqueue carries the pending notification), or past the
+                    // carry time too (the notifier's thread and the next enqueue race for it): both, in turn.
+                    clientClock.addAndGet(n % 50 == 0 ? EnqueueWakes.NOTIFIER_NANOS : EnqueueWakes.WINDOW_NANOS);
                 }
             });
-            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS); // the last window ends
+            clientClock.addAndGet(EnqueueWakes.NOTIFIER_NANOS); // the last window ends
             awaitRan(ran, 800);
 
             // Two other queues: one job each, notified in its statement; the clock stands inside that window.
@@ -289,7 +376,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             jobs.enqueue(JobRequest.of("kind.wake", new Item("d")).queue("d"));
             awaitRan(ran, 802);
             enqueueFromEightThreads(jobs, "c", "d", 10, () -> {}); // the node idle: none notified by itself
-            clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
+            clientClock.addAndGet(EnqueueWakes.NOTIFIER_NANOS);
             awaitRan(ran, 882);
         } finally {
             release.countDown();

@@ -21,9 +21,11 @@ import org.slf4j.LoggerFactory;
  * other: a stream of small enqueues, each notifying, commits one at a time (the machine's PostgreSQL 15, fsync on,
  * 32 clients: 3,921 inserts/s with a NOTIFY each, 8,143 without). The first enqueue of a queue after a quiet window
  * notifies in its own statement, delivered at its commit, as before; one within the window of the queue's last
- * notification does not, and once it has committed this service's thread notifies the queue for it, when the window
- * has passed: one statement of its own for every enqueue since. A job's workers are thus woken no later than one
- * window and one round trip after its commit, never left for their poll.
+ * notification does not, and is left pending once it has committed. The first enqueue after the window notifies in
+ * its statement again, for the pending ones too; if none comes within {@link #CARRY_NANOS} of the window's end, this
+ * service's thread notifies the queue: one statement of its own for every enqueue since (decision 0042: under a
+ * stream, the enqueues carry nearly all notifications and the thread sends few). A job's workers are thus woken no
+ * later than one window, the carry time and one round trip after its commit, never left for their poll.
  *
  * <p>No lock on an enqueue's path: with one lock, 32 threads enqueueing one job per call (their commits ending
  * together) waited for it 264 times over 10 ms in 60,000 enqueues (median 19 ms, at most 58; JFR), none without.
@@ -38,6 +40,13 @@ public final class EnqueueWakes extends Service {
     private static final Logger log = LoggerFactory.getLogger(EnqueueWakes.class);
     /** The least time between two notifications of a queue for enqueues Baton commits itself. */
     public static final long WINDOW_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    /**
+     * After a queue's window, how long an enqueue into it has to carry its pending notification in its own
+     * statement before this service's thread sends it (decision 0042).
+     */
+    public static final long CARRY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** From a queue's last notification, when this service's thread notifies it for the enqueues since. */
+    public static final long NOTIFIER_NANOS = WINDOW_NANOS + CARRY_NANOS;
     /** How long the thread waits with nothing to notify (a trailing notification wakes it at once). */
     private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** After a notification failed (no connection from the pool, the database away): the wait before the next try. */
@@ -84,33 +93,47 @@ public final class EnqueueWakes extends Service {
      * for nothing costs a claim that finds nothing, where a missed one costs the workers' poll.
      */
     public <T> T enqueue(Collection<String> queues, Write<T> write) throws SQLException {
-        boolean inline = inline(queues);
+        List<String> carried = new ArrayList<>();
+        boolean inline = inline(queues, carried);
+        boolean wrote = false;
         try {
-            return write.run(inline);
+            T result = write.run(inline);
+            wrote = true;
+            return result;
         } finally {
             if (!inline) {
                 notifyLater(queues);
+            } else if (!wrote && !carried.isEmpty()) {
+                notifyLater(carried); // the statement that was to carry their notification failed
             }
         }
     }
 
-    /** True, and the queues marked notified now, if the enqueue should notify in its own statement. */
-    boolean inline(Collection<String> queues) {
+    /**
+     * True, and the queues marked notified now, if the enqueue should notify in its own statement: when every one
+     * of its queues' windows has passed. Its notification then also stands for their enqueues still pending (ended
+     * before this one's commit, so woken at it): those queues are taken from the pending ones into {@code carried},
+     * and this service's thread does not send a statement of its own for them (decision 0042).
+     */
+    boolean inline(Collection<String> queues, List<String> carried) {
         if (stopped) {
             return true;
         }
         long now = ticker.getAsLong();
         for (String q : queues) {
             Long last = lastNotified.get(q);
-            if (pending.contains(q) || (last != null && now - last < WINDOW_NANOS)) {
-                return false; // the queue's next notification is this thread's
+            if (last != null && now - last < WINDOW_NANOS) {
+                return false; // within the window: the queue's next notification is this thread's
             }
         }
         if (lastNotified.size() > FORGET_ABOVE) {
-            lastNotified.values().removeIf(last -> now - last >= WINDOW_NANOS);
+            lastNotified.values().removeIf(last -> now - last >= NOTIFIER_NANOS);
         }
         for (String q : queues) {
             lastNotified.put(q, now);
+            if (pending.remove(q)) {
+                carried.add(q);
+            }
         }
         return true;
     }
@@ -142,14 +165,17 @@ public final class EnqueueWakes extends Service {
         }
     }
 
-    /** Notifies the pending queues whose window has passed; waits until the next one's ends. */
+    /**
+     * Notifies the pending queues whose window and carry time have passed without an enqueue carrying their
+     * notification; waits until the next one's have.
+     */
     @Override
     protected long runOnce() {
         List<String> due = new ArrayList<>();
         long now = ticker.getAsLong();
         for (String q : pending) {
             Long last = lastNotified.get(q);
-            if ((last == null || now - last >= WINDOW_NANOS) && pending.remove(q)) {
+            if ((last == null || now - last >= NOTIFIER_NANOS) && pending.remove(q)) {
                 due.add(q);
                 lastNotified.put(q, now);
             }
@@ -179,7 +205,7 @@ public final class EnqueueWakes extends Service {
         long wait = IDLE_NANOS;
         for (String q : pending) {
             Long last = lastNotified.get(q);
-            wait = Math.min(wait, last == null ? 0 : last + WINDOW_NANOS - now);
+            wait = Math.min(wait, last == null ? 0 : last + NOTIFIER_NANOS - now);
         }
         return wait;
     }
