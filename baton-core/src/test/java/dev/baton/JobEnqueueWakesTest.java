@@ -1,6 +1,7 @@
 package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.baton.internal.db.Jdbc;
@@ -123,29 +124,14 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
     @Test
     void whenTheEnqueueThatWasToCarryTheNotificationFailsTheNotifierSendsIt() throws Exception {
         AtomicBoolean down = new AtomicBoolean();
-        DataSource flaky = (DataSource) Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, m, args) -> {
-                    if (m.getName().equals("getConnection") && down.get()) {
-                        throw new SQLException("no connection (test)", "08001");
-                    }
-                    try {
-                        return m.invoke(appPool, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
-        Jobs jobs = closeLater(Baton.builder(flaky)
-                        .schema(schema)
-                        .ticker(clientClock::get)
-                        .build())
-                .jobs();
+        Jobs jobs = clientOfAPoolThatRefuses(down, new AtomicInteger());
         try (JobChannelListener heard = new JobChannelListener()) {
             for (int i = 0; i < 5; i++) {
                 jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("dropped"));
             }
             clientClock.addAndGet(EnqueueWakes.WINDOW_NANOS);
             down.set(true);
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> jobs.enqueue(
+            assertThatThrownBy(() -> jobs.enqueue(
                             JobRequest.of("kind.wake", new Item("#5")).queue("dropped")))
                     .isInstanceOf(BatonException.class);
             down.set(false);
@@ -194,6 +180,30 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
             assertThat(heard.queues.get(2)).isEqualTo("bound");
             assertThat(heard.rowsWhenHeard.get(2)).isEqualTo(10L);
         }
+    }
+
+    /**
+     * A client on the client's clock whose pool refuses every connection while {@code down} is set, counting the
+     * refusals in {@code refused}.
+     */
+    private Jobs clientOfAPoolThatRefuses(AtomicBoolean down, AtomicInteger refused) {
+        DataSource flaky = (DataSource) Proxy.newProxyInstance(
+                getClass().getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("getConnection") && down.get()) {
+                        refused.incrementAndGet();
+                        throw new SQLException("no connection (test)", "08001");
+                    }
+                    try {
+                        return m.invoke(appPool, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        return closeLater(Baton.builder(flaky)
+                        .schema(schema)
+                        .ticker(clientClock::get)
+                        .build())
+                .jobs();
     }
 
     /**
@@ -267,23 +277,7 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
     void aNotificationThatFailedIsSentOnceAConnectionComesBack() throws Exception {
         AtomicBoolean down = new AtomicBoolean();
         AtomicInteger refused = new AtomicInteger();
-        DataSource flaky = (DataSource) Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {DataSource.class}, (proxy, m, args) -> {
-                    if (m.getName().equals("getConnection") && down.get()) {
-                        refused.incrementAndGet();
-                        throw new SQLException("no connection (test)", "08001");
-                    }
-                    try {
-                        return m.invoke(appPool, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
-        Jobs jobs = closeLater(Baton.builder(flaky)
-                        .schema(schema)
-                        .ticker(clientClock::get)
-                        .build())
-                .jobs();
+        Jobs jobs = clientOfAPoolThatRefuses(down, refused);
         try (JobChannelListener heard = new JobChannelListener()) {
             for (int i = 0; i < 5; i++) {
                 jobs.enqueue(JobRequest.of("kind.wake", new Item("#" + i)).queue("flaky"));
