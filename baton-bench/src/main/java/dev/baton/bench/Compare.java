@@ -763,8 +763,8 @@ final class Compare {
                 if (phases.contains("latency")) {
                     if (!phases.contains("idle")) {
                         // Idle means a node at rest: its start (registration, the first elections, the first
-                        // maintenance passes) is not idle. Measured before this settle: the slowest idle probes
-                        // were the first ones, sent within 0.7 s of the start, 7 ms of enqueue call each.
+                        // maintenance passes) is not idle. The settle moved no percentile measurably (2026-12-07,
+                        // round-two.md); the first probes after it are still among the slowest.
                         Thread.sleep(idleSettle * 1000L);
                     }
                     latency(p, "idle", null);

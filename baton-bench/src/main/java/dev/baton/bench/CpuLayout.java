@@ -50,7 +50,6 @@ final class CpuLayout {
         if (cpus < 2) {
             throw new IllegalStateException("--cpu-layout split needs at least 2 CPUs, this JVM sees " + cpus);
         }
-        long backend;
         long postmaster;
         // Looked at while the connection is open: its backend exits when it closes (looked at after the close,
         // the process was already gone in two runs of five on 2026-12-07).
@@ -58,7 +57,7 @@ final class CpuLayout {
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
             rs.next();
-            backend = rs.getLong(1);
+            long backend = rs.getLong(1);
             Path comm = Path.of("/proc", Long.toString(backend), "comm");
             if (!Files.exists(comm) || !Files.readString(comm).startsWith("postgres")) {
                 throw new IllegalStateException(
