@@ -94,6 +94,8 @@ public final class Jobs {
      * @throws IllegalArgumentException if the payload cannot be encoded or is too large
      * @throws DuplicateJobException     the request's uniqueness key is held and it chose
      *                                   {@link Uniqueness.Conflict#REJECT}: nothing was written
+     * @throws UnknownOutcomeException   the connection failed while the job committed: it may exist (retry with
+     *                                   an idempotency key to find out without enqueuing twice)
      */
     public EnqueueResult enqueue(JobRequest request) {
         Objects.requireNonNull(request, "request");
@@ -111,8 +113,9 @@ public final class Jobs {
                         }
                         EnqueueResult one = wakes.enqueue(
                                 List.of(encoded.get(0).queue()),
-                                notify -> db.call(
+                                notify -> db.write(
                                         "an enqueue of a '" + request.kind + "' job",
+                                        ". Retry with an idempotency key to find out",
                                         c -> store.enqueueOne(c, encoded.get(0), notify)));
                         return List.of(one);
                     })
@@ -139,8 +142,9 @@ public final class Jobs {
      * Inside a transaction the calling thread has open on Baton's data source (see
      * {@link #enqueue(JobRequest)}), on that transaction's connection, committed or rolled back with it.
      *
-     * @throws UnknownOutcomeException the connection failed during COMMIT: the jobs may exist (retry with
-     *                                 idempotency keys to find out without enqueuing twice)
+     * @throws UnknownOutcomeException the connection failed while the batch committed (during COMMIT, or during
+     *                                 the one statement that is its own transaction): the jobs may exist (retry
+     *                                 with idempotency keys to find out without enqueuing twice)
      * @throws DuplicateJobException   a request's uniqueness key is held and it chose
      *                                 {@link Uniqueness.Conflict#REJECT}: nothing of the batch was written
      */
@@ -152,12 +156,14 @@ public final class Jobs {
                 if (open.isPresent()) {
                     return onBound(open.get(), encoded);
                 }
-                // One statement inserts the whole batch; a lookup of existing keys may follow. One transaction,
-                // so that a failed lookup never reports as failed a batch that was committed.
-                EnqueueWakes.Write<List<EnqueueResult>> write = notify -> db.transaction(
-                        "a batch enqueue of " + requests.size() + " jobs",
-                        ". Retry with the same idempotency keys to find out",
-                        c -> store.enqueueBatch(c, encoded, notify));
+                // One statement inserts the whole batch; a lookup of existing keys may follow, or a COPY takes
+                // three. One transaction then, so that a failed lookup never reports as failed a batch that was
+                // committed; a lone statement commits on its own (one round trip less).
+                String what = "a batch enqueue of " + requests.size() + " jobs";
+                String hint = ". Retry with idempotency keys to find out";
+                EnqueueWakes.Write<List<EnqueueResult>> write = JobStore.oneStatement(encoded)
+                        ? notify -> db.write(what, hint, c -> store.enqueueBatch(c, encoded, notify))
+                        : notify -> db.transaction(what, hint, c -> store.enqueueBatch(c, encoded, notify));
                 return JobStore.anyUnique(encoded) ? write.run(true) : wakes.enqueue(queues(encoded), write);
             });
         } catch (SQLException ex) {

@@ -29,6 +29,8 @@ import org.slf4j.LoggerFactory;
  *       in auto-commit mode whose session defaults to READ COMMITTED (the common case) the statements
  *       run as they are, each its own transaction: no extra round trip. Otherwise the work runs in an
  *       explicit transaction that Baton commits.</li>
+ *   <li>{@link #write} runs one writing statement the same way, and reports a connection that fails while
+ *       it runs as {@link UnknownOutcomeException}: in auto-commit mode the statement may have committed.</li>
  *   <li>{@link #transaction} runs work that must be atomic: always an explicit transaction, committed by
  *       Baton, failures rolled back, a connection failure during COMMIT reported as
  *       {@link UnknownOutcomeException}.</li>
@@ -120,6 +122,34 @@ public final class Db {
     /** The exception an API method throws when {@code what} failed in the database: "{@code what} failed: ...". */
     public static BatonException failed(String what, SQLException e) {
         return new BatonException(what + " failed: " + e.getMessage(), e);
+    }
+
+    /**
+     * Borrows a connection for {@code work}, whose one write is its first statement (what follows only reads): on
+     * an auto-commit connection whose session defaults to READ COMMITTED that statement is its own transaction,
+     * one round trip and no COMMIT of Baton's. A connection that fails while it runs leaves its outcome unknown,
+     * as one failing during COMMIT does: reported as {@link UnknownOutcomeException}, never as a plain failure.
+     * On other connections, as {@link #transaction(String, String, Work)}.
+     *
+     * @param hint ends the message of an unknown outcome: what the caller can do about it (may be empty)
+     */
+    public <T> T write(String what, String hint, Work<T> work) throws SQLException {
+        return borrowed(what, c -> {
+            if (!c.getAutoCommit() || !defaults(c).readCommitted()) {
+                return transactionOn(c, what, hint, work);
+            }
+            try {
+                return work.apply(c);
+            } catch (SQLException e) {
+                if (Jdbc.isConnectionFailure(e)) {
+                    throw new UnknownOutcomeException(
+                            "the connection failed during " + what + ", a statement that commits on its own; it may"
+                                    + " or may not have committed" + hint + " (" + e.getMessage() + ")",
+                            e);
+                }
+                throw e;
+            }
+        });
     }
 
     /** Borrows a connection and runs {@code work} in one transaction (see {@link #transactionOn}). */

@@ -233,6 +233,14 @@ public final class JobStore {
         return enqueueBatch(c, batch, true);
     }
 
+    /**
+     * True if {@link #enqueueBatch} writes {@code batch} with one statement and nothing after it: no uniqueness or
+     * idempotency keys (whose lookups follow the insert) and below the COPY threshold.
+     */
+    public static boolean oneStatement(List<Encoded> batch) {
+        return batch.size() < COPY_FROM && !anyUnique(batch) && noIdempotencyKeys(batch);
+    }
+
     /** Many jobs; {@code notify} as for {@link #enqueueOne(Connection, Encoded, boolean)}. */
     public List<EnqueueResult> enqueueBatch(Connection c, List<Encoded> batch, boolean notify) throws SQLException {
         if (anyUnique(batch)) {
