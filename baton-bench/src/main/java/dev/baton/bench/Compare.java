@@ -66,7 +66,9 @@ final class Compare {
             "                          ratio reported, so that the machine's drift cancels (default 0: separately)",
             "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
             "  --load-rate N|half      jobs/s of background load during the second latency measurement (default 200);",
-            "                          half: half of one node's maximum, measured on a backlog just before",
+            "                          half: half of one node's maximum, measured on a backlog just before;",
+            "                          sent in batches on a fixed schedule by 4 threads (an open loop)",
+            "  --load-batch N          jobs per enqueue call of that load (default 10)",
             "  --server-statements     under load, the ten statements that cost the server most, per call and",
             "                          per row, from pg_stat_statements (preloaded in the embedded server;",
             "                          another server must load it itself)",
@@ -136,6 +138,15 @@ final class Compare {
     private Database db;
     /** How long the background load runs before the probes under load start. */
     static final long LOAD_WARM_UP_MILLIS = 10_000;
+    /** The threads that send the background load (see {@link #loadThread}). */
+    static final int LOAD_SENDERS = 4;
+    /** Jobs per call of the background load: --load-batch. */
+    int loadBatch = 10;
+    /**
+     * A latency run under load counts as sustained if the jobs not finished after its last probe are fewer than
+     * this many seconds of the load (a quarter second: 2,500 jobs at 10,000 jobs/s).
+     */
+    static final double SUSTAINED_BACKLOG_SECONDS = 0.25;
 
     /** Jobs the background load thread has enqueued. */
     private final AtomicLong loaded = new AtomicLong();
@@ -208,6 +219,7 @@ final class Compare {
                 case "--growth-sample" -> c.growthSampleOption = positive(value(args, ++i, a, c), a);
                 case "--growth-pairs" -> c.growthPairs = positive(value(args, ++i, a, c), a);
                 case "--latency-probes" -> c.probesOption = positive(value(args, ++i, a, c), a);
+                case "--load-batch" -> c.loadBatch = positive(value(args, ++i, a, c), a);
                 case "--load-rate" -> {
                     String v = value(args, ++i, a, c);
                     if (v.equals("half")) {
@@ -820,29 +832,51 @@ final class Compare {
         return half;
     }
 
+    /**
+     * The background load: batches of {@link #loadBatch} jobs due on a fixed schedule (an open loop), sent by
+     * {@link #LOAD_SENDERS} threads that take the next due batch each, so that one slow call delays the load only
+     * when every sender is busy. A single sender waiting for each call fell 9-17 s behind its schedule when
+     * PostgreSQL's one core was busy (2026-12-07, split layout: 81-89 % of the load delivered), and so measured the
+     * latency under less load than it said.
+     */
     private Thread loadThread(Peer p, AtomicBoolean stop) {
+        long period = 1_000_000_000L * loadBatch / loadRate;
+        long start = System.nanoTime();
+        AtomicLong nextBatch = new AtomicLong();
+        Runnable sender = () -> {
+            try {
+                while (!stop.get()) {
+                    long batch = nextBatch.getAndIncrement();
+                    long due = start + batch * period;
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        TimeUnit.NANOSECONDS.sleep(wait);
+                    }
+                    long now = System.nanoTime();
+                    loadLag.add(new long[] {now, Math.max(0, now - due)});
+                    p.enqueue(batch * loadBatch, loadBatch);
+                    loaded.addAndGet(loadBatch);
+                }
+            } catch (Exception e) {
+                if (!stop.get()) {
+                    System.out.println("  a load sender failed: " + e);
+                }
+            }
+        };
         Thread t = new Thread(
                 () -> {
-                    long next = System.nanoTime();
-                    long id = 0;
-                    int chunk = 10;
-                    long period = 1_000_000_000L * chunk / loadRate;
-                    try {
-                        while (!stop.get()) {
-                            long now = System.nanoTime();
-                            loadLag.add(new long[] {now, Math.max(0, now - next)});
-                            p.enqueue(id, chunk);
-                            loaded.addAndGet(chunk);
-                            id += chunk;
-                            next += period;
-                            long wait = next - System.nanoTime();
-                            if (wait > 0) {
-                                TimeUnit.NANOSECONDS.sleep(wait);
-                            }
-                        }
-                    } catch (Exception e) {
-                        if (!stop.get()) {
-                            System.out.println("  load thread failed: " + e);
+                    List<Thread> senders = new ArrayList<>();
+                    for (int i = 0; i < LOAD_SENDERS; i++) {
+                        Thread s = new Thread(sender, "load-" + i);
+                        s.start();
+                        senders.add(s);
+                    }
+                    for (Thread s : senders) {
+                        try {
+                            s.join();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
                         }
                     }
                 },
@@ -861,6 +895,8 @@ final class Compare {
     private void latency(Peer p, String mode, Thread load, VacuumWatch vacuum) throws Exception {
         int n = latencyProbes;
         long loaded0 = loaded.get();
+        long ran0 = Sink.RUNS.get();
+        long backlog0 = load == null ? 0 : p.remaining();
         long gc0 = gcMillis();
         long vacuums0 = vacuums(p.schema);
         List<StatementCounter.Snapshot> statements0 = p.counter.snapshot();
@@ -892,7 +928,35 @@ final class Compare {
             }
             Thread.sleep(20);
         }
-        double loadRate = (loaded.get() - loaded0) / ((System.nanoTime() - start) / 1e9);
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        double loadRate = (loaded.get() - loaded0) / elapsed;
+        double ranRate = (Sink.RUNS.get() - ran0) / elapsed;
+        long backlog1 = load == null ? 0 : p.remaining();
+        // A node with a backlog behind the load (one that grew through the run, or one left from the load's first
+        // seconds that it barely works off) makes the probes wait behind it: their latencies then say how long
+        // the backlog is, not how fast a job starts.
+        boolean sustained = load == null || backlog1 <= loadRate * SUSTAINED_BACKLOG_SECONDS;
+        String backlog = load == null
+                ? ""
+                : String.format(
+                        Locale.ROOT,
+                        ", run: %.0f jobs/s, jobs not finished at the first probe %,d and after the last %,d%s",
+                        ranRate,
+                        backlog0,
+                        backlog1,
+                        sustained ? "" : " (NOT SUSTAINED: a backlog behind the load)");
+        if (!sustained) {
+            r.notes.add(String.format(
+                    Locale.ROOT,
+                    "%s: NOT SUSTAINED under a load of %,.0f jobs/s: the node ran %,.0f jobs/s meanwhile and %,d jobs"
+                            + " were not finished after the last probe (%,d at the first), so the latencies under"
+                            + " load are the wait behind that backlog",
+                    p.name(),
+                    loadRate,
+                    ranRate,
+                    backlog1,
+                    backlog0));
+        }
         String cpu = Machine.Cpu.sample().since(cpu0);
         double[] l = new double[n];
         double[] byProbe = new double[n]; // in sending order; a probe that never started counts as infinite
@@ -924,7 +988,7 @@ final class Compare {
                 n,
                 callP50,
                 callP99,
-                load == null ? "" : String.format(", load enqueued meanwhile: %.0f jobs/s", loadRate),
+                load == null ? "" : String.format(", load enqueued meanwhile: %.0f jobs/s%s", loadRate, backlog),
                 cpu);
         vacuum.close();
         if (load == null) {

@@ -112,7 +112,8 @@ final class CompareReport {
                                 ? "half of one node's maximum measured just before (see the notes)"
                                 : c.loadRate + " jobs/s (a fixed rate: no drain runs before it, so its first "
                                         + "seconds run on code the JVM has not compiled yet; decision 0040)")
-                .append(" (in batches of 10, started ")
+                .append(" (in batches of " + c.loadBatch + " due on a fixed schedule, sent by " + Compare.LOAD_SENDERS
+                        + " threads, started ")
                 .append(Compare.LOAD_WARM_UP_MILLIS / 1000)
                 .append(" s before the first probe), one node; idle load: one " + "node settled for ")
                 .append(c.idleSettle)

@@ -76,6 +76,7 @@ final class Database implements AutoCloseable {
         EMBEDDED_SETTINGS.forEach(b::setServerConfig);
         if (statements) {
             b.setServerConfig("shared_preload_libraries", "pg_stat_statements");
+            b.setServerConfig("pg_stat_statements.track_planning", "on");
         }
         if (fsync != null) {
             b.setServerConfig("fsync", fsync); // after zonky's -F on the command line, so it wins

@@ -81,7 +81,8 @@ abstract class Peer implements AutoCloseable {
     void install() throws Exception {
         db.dropSchema(schema);
         db.execute("CREATE SCHEMA \"" + schema + "\"");
-        client = db.pool(name() + "-client", 2, schema);
+        // The latency run's probes and its load's senders call at once, each on a connection of its own.
+        client = db.pool(name() + "-client", 2 + Compare.LOAD_SENDERS, schema);
         installTables();
     }
 

@@ -17,7 +17,15 @@ import java.util.Map;
  * busy it includes waiting for one.
  */
 final class ServerStatements {
-    record Counts(long calls, double execMs, long rows, long buffers, long walBytes, String query) {}
+    record Counts(
+            long calls,
+            double execMs,
+            long rows,
+            long buffers,
+            long walBytes,
+            long plans,
+            double planMs,
+            String query) {}
 
     private ServerStatements() {}
 
@@ -49,7 +57,7 @@ final class ServerStatements {
         try (Connection c = db.connect();
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT queryid, sum(calls), sum(total_exec_time), sum(rows),"
-                        + " sum(shared_blks_hit + shared_blks_read), sum(wal_bytes), min(query)"
+                        + " sum(shared_blks_hit + shared_blks_read), sum(wal_bytes), sum(plans), sum(total_plan_time), min(query)"
                         + " FROM pg_stat_statements WHERE queryid IS NOT NULL AND query NOT LIKE '%pg_stat_statements%'"
                         + " GROUP BY queryid")) {
             while (rs.next()) {
@@ -61,7 +69,9 @@ final class ServerStatements {
                                 rs.getLong(4),
                                 rs.getLong(5),
                                 rs.getLong(6),
-                                rs.getString(7)));
+                                rs.getLong(7),
+                                rs.getDouble(8),
+                                rs.getString(9)));
             }
         }
         return out;
@@ -71,7 +81,7 @@ final class ServerStatements {
     static List<String> costliest(Map<Long, Counts> before, Map<Long, Counts> after, double seconds, int top) {
         List<Counts> delta = new ArrayList<>();
         after.forEach((id, a) -> {
-            Counts b = before.getOrDefault(id, new Counts(0, 0, 0, 0, 0, a.query()));
+            Counts b = before.getOrDefault(id, new Counts(0, 0, 0, 0, 0, 0, 0, a.query()));
             if (a.calls() > b.calls()) {
                 delta.add(new Counts(
                         a.calls() - b.calls(),
@@ -79,6 +89,8 @@ final class ServerStatements {
                         a.rows() - b.rows(),
                         a.buffers() - b.buffers(),
                         a.walBytes() - b.walBytes(),
+                        a.plans() - b.plans(),
+                        a.planMs() - b.planMs(),
                         a.query()));
             }
         });
@@ -95,13 +107,17 @@ final class ServerStatements {
                             d.walBytes() / (double) d.rows());
             out.add(String.format(
                     Locale.ROOT,
-                    "%.1f calls/s × %.1f rows, %.0f ms/s; per call %.2f ms, %.0f buffers%s: %s",
+                    "%.1f calls/s × %.1f rows, %.0f ms/s; per call %.2f ms, %.0f buffers%s%s: %s",
                     d.calls() / seconds,
                     d.rows() / (double) d.calls(),
                     d.execMs() / seconds,
                     d.execMs() / d.calls(),
                     d.buffers() / (double) d.calls(),
                     perRow,
+                    d.plans() == 0
+                            ? ""
+                            : String.format(
+                                    Locale.ROOT, "; planned %d times, %.3f ms each", d.plans(), d.planMs() / d.plans()),
                     shorten(d.query())));
         }
         return out;
