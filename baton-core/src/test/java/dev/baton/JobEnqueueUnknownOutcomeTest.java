@@ -1,7 +1,7 @@
 package dev.baton;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.baton.internal.job.EnqueueWakes;
 import dev.baton.testkit.FaultProxy;
@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -37,25 +38,11 @@ class JobEnqueueUnknownOutcomeTest extends JobTestSupport {
     @ParameterizedTest(name = "autoCommit={0}")
     @ValueSource(booleans = {true, false})
     void L17_anEnqueueWhoseAnswerIsLostIsUnknownWhereItMayHaveCommitted(boolean autoCommit) throws Exception {
-        try (FaultProxy proxy = FaultProxy.start(PG.host(), PG.port());
-                Connection one = proxiedConnection(proxy, autoCommit)) {
-            Jobs jobs = client(one);
-            jobs.enqueue(JobRequest.of("kind.lost", new Item(0)).queue("lost")); // the defaults read, the pool warm
-            clock.addAndGet(EnqueueWakes.NOTIFIER_NANOS); // each enqueue notifies in its statement: no notifier call
-            proxy.blackHoleServerToClient();
-            var lost = assertThatThrownBy(() -> jobs.enqueue(
-                    JobRequest.of("kind.lost", new Item(1)).queue("lost").idempotencyKey("order-42")));
-            if (autoCommit) {
-                lost.isInstanceOf(UnknownOutcomeException.class)
-                        .hasMessageContaining("an enqueue of a 'kind.lost' job")
-                        .hasMessageContaining("may or may not have committed");
-            } else {
-                lost.isInstanceOf(BatonException.class)
-                        .isNotInstanceOf(UnknownOutcomeException.class)
-                        .hasMessageContaining("failed");
-            }
-            proxy.heal();
-        }
+        Throwable lost = answerLost(
+                autoCommit,
+                jobs -> jobs.enqueue(
+                        JobRequest.of("kind.lost", new Item(1)).queue("lost").idempotencyKey("order-42")));
+        assertReported(lost, autoCommit, "an enqueue of a 'kind.lost' job");
         assertThat(jobsWithKey("order-42"))
                 .as("the lost enqueue committed only where Baton did not send COMMIT itself")
                 .isEqualTo(autoCommit ? 1 : 0);
@@ -73,25 +60,43 @@ class JobEnqueueUnknownOutcomeTest extends JobTestSupport {
         for (int i = 0; i < 10; i++) {
             batch.add(JobRequest.of("kind.batch", new Item(i)).queue("lost"));
         }
-        try (FaultProxy proxy = FaultProxy.start(PG.host(), PG.port());
-                Connection one = proxiedConnection(proxy, autoCommit)) {
-            Jobs jobs = client(one);
-            jobs.enqueue(JobRequest.of("kind.lost", new Item(0)).queue("lost"));
-            clock.addAndGet(EnqueueWakes.NOTIFIER_NANOS);
-            proxy.blackHoleServerToClient();
-            var lost = assertThatThrownBy(() -> jobs.enqueueAll(batch));
-            if (autoCommit) {
-                lost.isInstanceOf(UnknownOutcomeException.class)
-                        .hasMessageContaining("a batch enqueue of 10 jobs")
-                        .hasMessageContaining("may or may not have committed");
-            } else {
-                lost.isInstanceOf(BatonException.class).isNotInstanceOf(UnknownOutcomeException.class);
-            }
-            proxy.heal();
-        }
+        Throwable lost = answerLost(autoCommit, jobs -> jobs.enqueueAll(batch));
+        assertReported(lost, autoCommit, "a batch enqueue of 10 jobs");
         assertThat(count("SELECT count(*) FROM " + schema + ".job WHERE kind = 'kind.batch'"))
                 .as("all of the batch or none")
                 .isEqualTo(autoCommit ? 10 : 0);
+    }
+
+    /**
+     * Runs {@code enqueue} on a client whose one connection (auto-commit or not) goes through a proxy that drops
+     * whatever the server sends from then on; returns what the enqueue threw once its socket timed out.
+     */
+    private Throwable answerLost(boolean autoCommit, Consumer<Jobs> enqueue) throws Exception {
+        try (FaultProxy proxy = FaultProxy.start(PG.host(), PG.port());
+                Connection one = proxiedConnection(proxy, autoCommit)) {
+            Jobs jobs = client(one);
+            jobs.enqueue(JobRequest.of("kind.lost", new Item(0)).queue("lost")); // the defaults read, the pool warm
+            clock.addAndGet(EnqueueWakes.NOTIFIER_NANOS); // each enqueue notifies in its statement: no notifier call
+            proxy.blackHoleServerToClient();
+            Throwable lost = catchThrowable(() -> enqueue.accept(jobs));
+            proxy.heal();
+            return lost;
+        }
+    }
+
+    /** Unknown where the statement committed on its own; a plain failure where Baton's COMMIT was never sent. */
+    private static void assertReported(Throwable lost, boolean autoCommit, String what) {
+        if (autoCommit) {
+            assertThat(lost)
+                    .isInstanceOf(UnknownOutcomeException.class)
+                    .hasMessageContaining(what)
+                    .hasMessageContaining("may or may not have committed");
+        } else {
+            assertThat(lost)
+                    .isInstanceOf(BatonException.class)
+                    .isNotInstanceOf(UnknownOutcomeException.class)
+                    .hasMessageContaining("failed");
+        }
     }
 
     /**
