@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
@@ -51,20 +49,12 @@ final class CpuLayout {
             throw new IllegalStateException("--cpu-layout split needs at least 2 CPUs, this JVM sees " + cpus);
         }
         long postmaster;
-        // Looked at while the connection is open: its backend exits when it closes (looked at after the close,
-        // the process was already gone in two runs of five on 2026-12-07).
-        try (Connection c = db.connect();
-                Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
-            rs.next();
-            long backend = rs.getLong(1);
-            Path comm = Path.of("/proc", Long.toString(backend), "comm");
-            if (!Files.exists(comm) || !Files.readString(comm).startsWith("postgres")) {
-                throw new IllegalStateException(
-                        "--cpu-layout split needs the PostgreSQL server on this machine (backend pid " + backend
-                                + " is not a local postgres process)");
-            }
-            postmaster = parent(backend);
+        try (Connection c = db.connect()) {
+            postmaster = Machine.localPostmaster(c);
+        }
+        if (postmaster < 0) {
+            throw new IllegalStateException("--cpu-layout split needs the PostgreSQL server on this machine (the"
+                    + " backend of a connection to it is not a local postgres process)");
         }
         long jvm = ProcessHandle.current().pid();
         String serverWas = cpuList(postmaster);
@@ -92,7 +82,7 @@ final class CpuLayout {
                 String name = p.getFileName().toString();
                 if (name.chars().allMatch(Character::isDigit)) {
                     try {
-                        if (parent(Long.parseLong(name)) == postmaster) {
+                        if (Machine.parent(Long.parseLong(name)) == postmaster) {
                             server.add(Long.parseLong(name));
                         }
                     } catch (IOException gone) {
@@ -108,13 +98,6 @@ final class CpuLayout {
     private static String cpuList(long pid) throws Exception {
         String out = run("taskset", "-c", "-p", Long.toString(pid));
         return out.substring(out.lastIndexOf(':') + 1).strip();
-    }
-
-    private static long parent(long pid) throws IOException {
-        String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-        // pid (comm) state ppid ...; comm may hold spaces and parentheses, so read after the last ')'
-        String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
-        return Long.parseLong(f[1]);
     }
 
     private static void taskset(String cpuList, long pid) throws Exception {

@@ -69,6 +69,8 @@ final class Database implements AutoCloseable {
             Database db = new Database(null, jdbcUrl);
             try (Connection c = db.connect()) {
                 c.isValid(5);
+                // A server on this machine has its CPU measured as the embedded one's is; elsewhere it is not.
+                Machine.Cpu.postmaster = Machine.localPostmaster(c);
             }
             return db;
         }

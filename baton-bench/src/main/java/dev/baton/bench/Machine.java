@@ -4,6 +4,10 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -192,6 +196,37 @@ final class Machine {
         return total;
     }
 
+    /**
+     * The postmaster of the server {@code c} is connected to, if that server runs on this machine: the parent of
+     * the connection's backend when that is a local postgres process; -1 otherwise. Looked at while the connection
+     * is open (its backend exits when it closes: looked at after the close, the process was already gone in two
+     * runs of five on 2026-12-07).
+     */
+    static long localPostmaster(Connection c) throws SQLException {
+        long backend;
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            backend = rs.getLong(1);
+        }
+        try {
+            Path comm = Path.of("/proc", Long.toString(backend), "comm");
+            if (!Files.exists(comm) || !Files.readString(comm).startsWith("postgres")) {
+                return -1;
+            }
+            return parent(backend);
+        } catch (IOException | RuntimeException e) {
+            return -1; // not Linux, or not ours to read
+        }
+    }
+
+    static long parent(long pid) throws IOException {
+        String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        // pid (comm) state ppid ...; comm may hold spaces and parentheses, so read after the last ')'
+        String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(f[1]);
+    }
+
     /** The embedded server's postmaster: the process running {@code postgres} with {@code -p port}; -1 if none. */
     static long postmasterPid(int port) {
         try (var dirs = Files.list(Path.of("/proc"))) {
@@ -222,7 +257,7 @@ final class Machine {
     }
 
     /**
-     * Clock ticks of the embedded server: the postmaster (with its reaped children) and its live children;
+     * Clock ticks of the local server: the postmaster (with its reaped children) and its live children;
      * -1 if unknown.
      */
     private static long postgresTicks(long postmaster) {
@@ -258,9 +293,9 @@ final class Machine {
         return total;
     }
 
-    /** CPU use between two samples, in cores: the machine, this JVM, the embedded PostgreSQL, and the rest. */
+    /** CPU use between two samples, in cores: the machine, this JVM, PostgreSQL if it runs here, and the rest. */
     record Cpu(long wallNanos, long machineBusyTicks, long machineTotalTicks, long jvmNanos, long pgTicks) {
-        /** Where the embedded server runs, if it does; set once. */
+        /** The postmaster of the server measured, if it runs on this machine; set once. */
         static volatile long postmaster = -1;
 
         static Cpu sample() {
