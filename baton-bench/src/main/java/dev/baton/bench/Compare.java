@@ -1020,7 +1020,7 @@ final class Compare {
                     "%-42s   meanwhile: GC %d ms in this JVM, %d (auto)vacuums and analyzes of its tables; "
                             + "the node's statements: %s; worst probe per 10 s of sending: %s; "
                             + "its tables being vacuumed per 10 s (s): %s; "
-                            + "the load thread's most behind its schedule per 10 s (ms): %s%n",
+                            + "the load's most behind its schedule per 10 s (ms): %s%n",
                     "",
                     gcMillis() - gc0,
                     vacuums(p.schema) - vacuums0,

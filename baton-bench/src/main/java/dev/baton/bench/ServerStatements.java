@@ -57,7 +57,8 @@ final class ServerStatements {
         try (Connection c = db.connect();
                 Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("SELECT queryid, sum(calls), sum(total_exec_time), sum(rows),"
-                        + " sum(shared_blks_hit + shared_blks_read), sum(wal_bytes), sum(plans), sum(total_plan_time), min(query)"
+                        + " sum(shared_blks_hit + shared_blks_read), sum(wal_bytes), sum(plans), sum(total_plan_time),"
+                        + " min(query)"
                         + " FROM pg_stat_statements WHERE queryid IS NOT NULL AND query NOT LIKE '%pg_stat_statements%'"
                         + " GROUP BY queryid")) {
             while (rs.next()) {
