@@ -9,8 +9,6 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -138,14 +136,6 @@ class JobEnqueueUnknownOutcomeTest extends JobTestSupport {
     }
 
     private long jobsWithKey(String key) throws SQLException {
-        try (Connection c = appPool.getConnection();
-                PreparedStatement ps =
-                        c.prepareStatement("SELECT count(*) FROM " + schema + ".job WHERE idempotency_key = ?")) {
-            ps.setString(1, key);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
+        return count("SELECT count(*) FROM " + schema + ".job WHERE idempotency_key = '" + key + "'");
     }
 }
