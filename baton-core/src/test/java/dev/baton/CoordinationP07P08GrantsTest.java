@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
@@ -84,8 +85,9 @@ class CoordinationP07P08GrantsTest extends DbTest {
     @Test
     void P08_oneGrantPresentedOnSeveralNodesAtOnceIsAcceptedOnceAndNeverAfterExpiry() throws Exception {
         List<Grants> nodes = new ArrayList<>();
+        DataSource shared = appPoolOf("p08", 12); // eight redeeming threads and four nodes' services
         for (String id : List.of("p08-a", "p08-b", "p08-c", "p08-d")) {
-            nodes.add(node(id).coordination().grants("step-up", KEY, null));
+            nodes.add(node(id, shared, System::nanoTime).coordination().grants("step-up", KEY, null));
         }
         ExecutorService pool8 = Executors.newFixedThreadPool(8);
         closeLater(pool8::shutdownNow);

@@ -1,5 +1,6 @@
 package dev.baton;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.coord.CoordinationStore;
 import dev.baton.internal.db.Db;
@@ -74,6 +75,22 @@ public abstract class DbTest {
         appPool.close();
         pool.close();
         PG.dropSchema(schema);
+    }
+
+    /**
+     * A pool configured as {@link #appPool} (in the user pool profile: autoCommit=false, REPEATABLE READ) but with
+     * {@code size} connections and a borrow timeout of {@link #WAIT}, closed after the test: for tests of many
+     * threads at once whose subject is not the pool's size. On the profile's two connections with their 1 s borrow
+     * such a test would also test the pool's fairness on a busy machine (seen in CI: a borrow gave up after 1 s with
+     * eight enqueuing threads on two connections).
+     */
+    protected HikariDataSource appPoolOf(String name, int size) {
+        HikariConfig config = new HikariConfig();
+        appPool.copyStateTo(config);
+        config.setPoolName(appPool.getPoolName() + "-" + name);
+        config.setMaximumPoolSize(size);
+        config.setConnectionTimeout(WAIT.toMillis());
+        return closeLater(new HikariDataSource(config));
     }
 
     /** Closes {@code c} after the test, in reverse order of registration. */

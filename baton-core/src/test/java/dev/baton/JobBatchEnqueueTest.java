@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.baton.internal.job.JobStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -132,8 +133,12 @@ class JobBatchEnqueueTest extends JobBehaviourTestBase {
      */
     @Test
     void severalThreadsCopyingAtOnceStoreEveryJobOnce() throws Exception {
-        Jobs jobs = jobsClient();
         int threads = 4;
+        Jobs jobs = new Jobs(
+                appPoolOf("copiers", threads + 1),
+                new JobStore(schema),
+                PayloadCodec.jackson(),
+                WorkerConfig.DEFAULT_MAX_PAYLOAD_BYTES);
         int batches = 3;
         int size = 250;
         java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.internal.db.Jdbc;
 import dev.baton.internal.job.EnqueueWakes;
 import dev.baton.internal.job.JobStore;
@@ -467,20 +465,12 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
         });
     }
 
-    /**
-     * A client as {@link #client()}, on a pool configured as the test's application pool but with a connection for
-     * each of eight enqueuing threads and one for its notifier. The user pool profile's two connections would make
-     * eight threads a test of the pool's fairness: a borrow gave up after its 1 s once in CI.
-     */
+    /** A client as {@link #client()}, with a connection for each of eight enqueuing threads and its notifier. */
     private Baton clientForEightThreads() {
-        HikariConfig config = new HikariConfig();
-        appPool.copyStateTo(config);
-        config.setPoolName(appPool.getPoolName() + "-eight");
-        config.setMaximumPoolSize(9);
-        config.setConnectionTimeout(WAIT.toMillis());
-        HikariDataSource eight = closeLater(new HikariDataSource(config));
-        return closeLater(
-                Baton.builder(eight).schema(schema).ticker(clientClock::get).build());
+        return closeLater(Baton.builder(appPoolOf("eight", 9))
+                .schema(schema)
+                .ticker(clientClock::get)
+                .build());
     }
 
     /** A client Baton on the test pool (never started: it only enqueues), on a clock that the test moves. */

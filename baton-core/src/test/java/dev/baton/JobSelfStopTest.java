@@ -165,8 +165,9 @@ class JobSelfStopTest extends JobBehaviourTestBase {
     }
 
     /**
-     * A slow beat: sent at s1, answered when the ticker stands at s1 + R - 1 ns (through 80 ms of proxy
-     * latency each way, within the one-interval bound of the call). The deadline restarts from the
+     * A slow beat: sent at s1, answered when the ticker stands at s1 + R - 1 ns (through 40 ms of proxy
+     * latency each way, well within the one-interval bound of the call, which counts the borrow's validation
+     * round trip too). The deadline restarts from the
      * send time: not cancelled at s1 + L/2 - 1 ns (past the deadline the previous beat had set), and
      * cancelled at s1 + L/2 (not at the answer time + L/2). A first beat at normal speed opens the
      * heartbeat connection, so the slow beat pays only for its own round trip.
@@ -201,7 +202,7 @@ class JobSelfStopTest extends JobBehaviourTestBase {
         assertThat(afterBeat0.leaseExpiresAt()).as("beat 0 was answered").isAfter(claimed.leaseExpiresAt());
         // Beat 1 has read its send time (s1). It is slow: real latency on the wire, and by the time it is
         // answered the ticker stands just under one interval later.
-        proxy.latency(Duration.ofMillis(80));
+        proxy.latency(Duration.ofMillis(40));
         ticker.set(s1 + R - 1);
         beat1.release();
 

@@ -58,8 +58,8 @@ class JobUniquenessTest extends JobBehaviourTestBase {
     @ParameterizedTest
     @EnumSource(Uniqueness.Scope.class)
     void racingEnqueuesOfOneKeyLeaveOneJob(Uniqueness.Scope scope) throws Exception {
-        Jobs a = jobsClient();
-        Jobs b = new Jobs(ownPool("unique-b", 4), new JobStore(schema), PayloadCodec.jackson(), 1 << 20);
+        Jobs a = racers("unique-a");
+        Jobs b = racers("unique-b");
         int racers = 2 * THREADS_PER_POOL;
         CyclicBarrier start = new CyclicBarrier(racers);
         ExecutorService threads = Executors.newFixedThreadPool(racers);
@@ -96,8 +96,8 @@ class JobUniquenessTest extends JobBehaviourTestBase {
     /** The same race in batches: each batch carries every round's key, in its own (shuffled) order. */
     @Test
     void racingBatchesLeaveOneJobPerKey() throws Exception {
-        Jobs a = jobsClient();
-        Jobs b = new Jobs(ownPool("unique-batch-b", 4), new JobStore(schema), PayloadCodec.jackson(), 1 << 20);
+        Jobs a = racers("unique-batch-a");
+        Jobs b = racers("unique-batch-b");
         int racers = 2 * THREADS_PER_POOL;
         CyclicBarrier start = new CyclicBarrier(racers);
         ExecutorService threads = Executors.newFixedThreadPool(racers);
@@ -123,6 +123,15 @@ class JobUniquenessTest extends JobBehaviourTestBase {
         assertThat(jobsPerName())
                 .hasSize(ROUNDS)
                 .allSatisfy((k, n) -> assertThat(n).as(k).isEqualTo(1L));
+    }
+
+    /**
+     * A client for {@link #THREADS_PER_POOL} racing threads, on a pool of its own with a connection for each: a racer
+     * that holds one waits on the key locks of the other pool's racers, so on the user pool profile's two
+     * connections the last racers would wait for several whole transactions to borrow one.
+     */
+    private Jobs racers(String name) {
+        return new Jobs(appPoolOf(name, THREADS_PER_POOL + 1), new JobStore(schema), PayloadCodec.jackson(), 1 << 20);
     }
 
     /** Each scope frees its key when the key's latest job leaves it; the window by the database clock. */

@@ -34,7 +34,7 @@ class LeaseInProcessTest extends LeadershipDbTest {
     @Test
     void L18_withLeaseFromSixThreadsOfOneNodeAdmitsOneHolderAtATime() throws Exception {
         createLedger();
-        Baton node = start(nodeBuilder("l18-node", appPool));
+        Baton node = start(nodeBuilder("l18-node", appPoolOf("l18", 8))); // six threads and the node's services
         Coordination coordination = node.coordination();
         AtomicInteger holders = new AtomicInteger();
         AtomicInteger most = new AtomicInteger();
