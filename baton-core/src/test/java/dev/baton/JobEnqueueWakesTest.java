@@ -127,15 +127,15 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
     }
 
     /**
-     * An enqueue that was to carry the held-back notification fails: the notifier sends it after the carry time, so
-     * the jobs that were committed are still woken.
+     * J01 (pick-up side): an enqueue that was to carry the held-back notification fails: the notifier sends it after
+     * the carry time, so the jobs that were committed are still woken.
      *
      * <p>Protection removed to see it fail: putting the carried queues back when the carrying enqueue failed
      * ({@code EnqueueWakes.enqueue}'s {@code notifyLater(carried)}): no second notification came, and the await
      * timed out.
      */
     @Test
-    void whenTheEnqueueThatWasToCarryTheNotificationFailsTheNotifierSendsIt() throws Exception {
+    void J01_whenTheEnqueueThatWasToCarryTheNotificationFailsTheNotifierSendsIt() throws Exception {
         AtomicBoolean down = new AtomicBoolean();
         Jobs jobs = clientOfAPoolThatRefuses(down, new AtomicInteger());
         try (JobChannelListener heard = new JobChannelListener()) {
@@ -281,14 +281,14 @@ class JobEnqueueWakesTest extends JobBehaviourTestBase {
     }
 
     /**
-     * A notification the notifier could not send (no connection: the pool exhausted, the database away) is kept and
-     * sent once a connection comes back, not dropped for the workers' poll.
+     * J01 (pick-up side): a notification the notifier could not send (no connection: the pool exhausted, the database
+     * away) is kept and sent once a connection comes back, not dropped for the workers' poll.
      *
      * <p>Protection removed to see it fail: the queues put back after a failure ({@code pending.addAll(due)} in
      * {@code EnqueueWakes.runOnce}): the second notification never came, and the await timed out.
      */
     @Test
-    void aNotificationThatFailedIsSentOnceAConnectionComesBack() throws Exception {
+    void J01_aNotificationThatFailedIsSentOnceAConnectionComesBack() throws Exception {
         AtomicBoolean down = new AtomicBoolean();
         AtomicInteger refused = new AtomicInteger();
         Jobs jobs = clientOfAPoolThatRefuses(down, refused);
