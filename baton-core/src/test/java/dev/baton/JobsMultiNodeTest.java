@@ -35,7 +35,9 @@ class JobsMultiNodeTest extends JobTestSupport {
         List<Baton> nodes = new ArrayList<>();
         for (int i = 1; i <= NODES; i++) {
             String id = "j01-node-" + i;
-            var ownPool = ownPool(id, 8);
+            // A connection for each of the four handlers' transactions and for the node's services: on the user pool
+            // profile's two, a borrow that gave up after its 1 s on a busy machine would fail an attempt and retry it.
+            var ownPool = appPoolOf(id, 8);
             nodes.add(startNode(nodeBuilder(id, ownPool, Hooks.NONE)
                     .worker(fastWorker("default", 4).build())
                     .handle(
