@@ -23,11 +23,16 @@ import javax.sql.DataSource;
  * <p>Every bulk action is bounded ({@value #MAX_BULK} jobs per call) and safe while workers run: it never
  * waits for a job a worker holds at that instant (a claim, a heartbeat, a completion), never deletes a
  * running job, and asks a running job to stop rather than ending it under its node; each reports how many
- * jobs it matched and changed ({@link BulkResult}). See {@code docs/admin-api.md}.
+ * jobs it matched and changed ({@link BulkResult}). A bulk action whose connection fails while the
+ * database may already have committed it throws {@link UnknownOutcomeException}; doing it again is safe. See
+ * {@code docs/admin-api.md}.
  */
 public final class Admin {
     /** The most jobs one bulk action takes: as many ids, or as many jobs of a query, per call. */
     public static final int MAX_BULK = 10_000;
+    /** The end of an unknown outcome's message for a bulk action. */
+    private static final String AGAIN =
+            ". Doing it again is safe: it changes only the jobs still in a state it applies to";
     /** The shortest throughput bucket. */
     public static final Duration MIN_BUCKET = Duration.ofSeconds(1);
     /** The most buckets one throughput call returns. */
@@ -280,7 +285,7 @@ public final class Admin {
     }
 
     private BulkResult byIds(String what, List<Long> ids, Action action) {
-        JobAdminStore.Bulk r = db.callUnchecked(what, c -> run(c, action, ids));
+        JobAdminStore.Bulk r = db.writeUnchecked(what, AGAIN, c -> run(c, action, ids));
         return new BulkResult(r.found(), r.changed(), r.requested(), false);
     }
 
@@ -295,7 +300,7 @@ public final class Admin {
                     + action.why + "), but the query asks only for " + query.states());
         }
         JobAdminStore.Filter filter = filter(query, wanted);
-        return db.callUnchecked(action.doing + " the jobs of " + query, c -> {
+        return db.writeUnchecked(action.doing + " the jobs of " + query, AGAIN, c -> {
             List<Long> ids = store.match(c, filter, Long.MAX_VALUE, MAX_BULK + 1);
             boolean more = ids.size() > MAX_BULK;
             List<Long> taken = more ? ids.subList(0, MAX_BULK) : ids;

@@ -26,12 +26,19 @@ import javax.sql.DataSource;
  * Durable jobs: enqueue (alone, in batches, or inside your own transaction), inspect, cancel, retry,
  * pause and resume queues. Jobs run at least once on whichever node works their queue (see
  * {@link WorkerConfig}); never "exactly once": make handlers idempotent. Thread-safe.
+ *
+ * <p>A write whose connection fails while the database may already have committed it (its own transaction
+ * on an auto-commit pool, or Baton's {@code COMMIT}) throws {@link UnknownOutcomeException}, never a plain
+ * {@link BatonException}: an enqueue is retried with its idempotency key; cancel, retry, pause, resume and
+ * the limits can be done again.
  */
 public final class Jobs {
     /** The most jobs accepted by one batch enqueue. */
     public static final int MAX_BATCH = 10_000;
 
     private static final ObjectMapper ERRORS = new ObjectMapper();
+    /** The end of an unknown outcome's message for a write that sets a state: doing it again does no harm. */
+    private static final String AGAIN_IS_SAFE = ". Doing it again is safe: it sets the same state";
 
     private final Db db;
     private final JobStore store;
@@ -121,7 +128,7 @@ public final class Jobs {
                     })
                     .get(0);
         } catch (SQLException ex) {
-            throw failure("enqueue of a '" + request.kind + "' job", ex);
+            throw Db.failed("enqueue of a '" + request.kind + "' job", ex);
         }
     }
 
@@ -167,7 +174,7 @@ public final class Jobs {
                 return JobStore.anyUnique(encoded) ? write.run(true) : wakes.enqueue(queues(encoded), write);
             });
         } catch (SQLException ex) {
-            throw failure("batch enqueue of " + requests.size() + " jobs", ex);
+            throw Db.failed("batch enqueue of " + requests.size() + " jobs", ex);
         }
     }
 
@@ -229,7 +236,7 @@ public final class Jobs {
         try {
             return db.call("reading job " + id, c -> store.get(c, id, Jobs::errors));
         } catch (SQLException ex) {
-            throw failure("reading job " + id, ex);
+            throw Db.failed("reading job " + id, ex);
         }
     }
 
@@ -239,11 +246,10 @@ public final class Jobs {
      * the state after the call, or empty if the job is unknown or already finished.
      */
     public Optional<JobState> cancel(long id) {
-        try {
-            return db.call("cancelling job " + id, c -> store.cancel(c, id));
-        } catch (SQLException ex) {
-            throw failure("cancelling job " + id, ex);
-        }
+        return db.writeUnchecked(
+                "cancelling job " + id,
+                ". Cancelling it again is safe: it returns the job's state",
+                c -> store.cancel(c, id));
     }
 
     /**
@@ -251,11 +257,10 @@ public final class Jobs {
      * {@link JobRequest#MAX_ATTEMPTS_LIMIT} attempts, one more beyond it).
      */
     public boolean retry(long id) {
-        try {
-            return db.call("retrying job " + id, c -> store.retry(c, id));
-        } catch (SQLException ex) {
-            throw failure("retrying job " + id, ex);
-        }
+        return db.writeUnchecked(
+                "retrying job " + id,
+                ". Retrying it again is safe: it returns false once the job is no longer failed or cancelled",
+                c -> store.retry(c, id));
     }
 
     /** Stops claims from {@code queue} on every node; its jobs stay available. */
@@ -277,7 +282,7 @@ public final class Jobs {
         try {
             return db.call("reading queue statistics", store::stats);
         } catch (SQLException ex) {
-            throw failure("reading queue statistics", ex);
+            throw Db.failed("reading queue statistics", ex);
         }
     }
 
@@ -289,20 +294,16 @@ public final class Jobs {
         try {
             return db.call("reading finished-job statistics", store::finishedStats);
         } catch (SQLException ex) {
-            throw failure("reading finished-job statistics", ex);
+            throw Db.failed("reading finished-job statistics", ex);
         }
     }
 
     private void setPaused(String queue, boolean paused) {
         JobRequest.validQueue(queue);
-        try {
-            db.call((paused ? "pausing" : "resuming") + " queue '" + queue + "'", c -> {
-                store.setPaused(c, queue, paused);
-                return null;
-            });
-        } catch (SQLException ex) {
-            throw failure((paused ? "pausing" : "resuming") + " queue '" + queue + "'", ex);
-        }
+        db.writeUnchecked((paused ? "pausing" : "resuming") + " queue '" + queue + "'", AGAIN_IS_SAFE, c -> {
+            store.setPaused(c, queue, paused);
+            return null;
+        });
     }
 
     /**
@@ -316,7 +317,7 @@ public final class Jobs {
             throw new IllegalArgumentException("limit must not be null (build one with JobLimit.perQueue, perKind, "
                     + "perMetadata or their rate variants)");
         }
-        db.callUnchecked("setting job limit " + limit, c -> {
+        db.writeUnchecked("setting job limit " + limit, AGAIN_IS_SAFE, c -> {
             store.limits().upsert(c, row(limit));
             return null;
         });
@@ -331,8 +332,10 @@ public final class Jobs {
             throw new IllegalArgumentException("limit must not be null (build one with JobLimit.perQueue, perKind, "
                     + "perMetadata or their rate variants)");
         }
-        return db.callUnchecked(
-                "removing job limit " + limit.id(), c -> store.limits().delete(c, limit.id()));
+        return db.writeUnchecked(
+                "removing job limit " + limit.id(),
+                ". Removing it again is safe: it returns false once the limit is gone",
+                c -> store.limits().delete(c, limit.id()));
     }
 
     /** Every job limit set, in {@link JobLimit#id()} order. */
@@ -463,10 +466,6 @@ public final class Jobs {
         } catch (RuntimeException e) {
             return null;
         }
-    }
-
-    private static BatonException failure(String what, SQLException e) {
-        return new BatonException(what + " failed: " + e.getMessage(), e);
     }
 
     /** The payload codec (test support: baton-test decodes enqueued payloads with it). */

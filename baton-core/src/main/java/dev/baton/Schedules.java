@@ -108,10 +108,16 @@ public final class Schedules {
     /**
      * Enqueues the schedule's job now, outside its timetable (the next regular run is unaffected).
      * Runs of a schedule without overlap still wait for each other.
+     *
+     * @throws UnknownOutcomeException the connection failed while the job may have been enqueued: look for it
+     *     before triggering again, which would enqueue a second one
      */
     public EnqueueResult trigger(String name) {
         Identifiers.name("schedule name", name);
-        return db.callUnchecked("triggering schedule '" + name + "'", c -> triggerOn(c, name));
+        return db.writeUnchecked(
+                "triggering schedule '" + name + "'",
+                ". Look for the schedule's job before triggering it again: a second trigger enqueues a second job",
+                c -> triggerOn(c, name));
     }
 
     private EnqueueResult triggerOn(Connection c, String name) throws SQLException {

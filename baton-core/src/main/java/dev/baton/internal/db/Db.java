@@ -125,11 +125,12 @@ public final class Db {
     }
 
     /**
-     * Borrows a connection for {@code work}, whose one write is its first statement (what follows only reads): on
-     * an auto-commit connection whose session defaults to READ COMMITTED that statement is its own transaction,
-     * one round trip and no COMMIT of Baton's. A connection that fails while it runs leaves its outcome unknown,
-     * as one failing during COMMIT does: reported as {@link UnknownOutcomeException}, never as a plain failure.
-     * On other connections, as {@link #transaction(String, String, Work)}.
+     * Borrows a connection for {@code work}, which writes, as {@link #call} does: on an auto-commit connection whose
+     * session defaults to READ COMMITTED its statements run as they are, each its own transaction (a work of one
+     * statement: one round trip and no COMMIT of Baton's). A connection that fails while they run leaves the
+     * outcome unknown, as one failing during COMMIT does: reported as {@link UnknownOutcomeException}, never as a
+     * plain failure. On other connections, as {@link #transaction(String, String, Work)}: a failure before its
+     * COMMIT rolled everything back. Work whose statements must commit together uses {@link #transaction}.
      *
      * @param hint ends the message of an unknown outcome: what the caller can do about it (may be empty)
      */
@@ -150,6 +151,15 @@ public final class Db {
                 throw e;
             }
         });
+    }
+
+    /** {@link #write} for the API, as {@link #callUnchecked}: an unknown outcome is reported as one. */
+    public <T> T writeUnchecked(String what, String hint, Work<T> work) {
+        try {
+            return write(what, hint, work);
+        } catch (SQLException e) {
+            throw failed(what, e);
+        }
     }
 
     /** Borrows a connection and runs {@code work} in one transaction (see {@link #transactionOn}). */
