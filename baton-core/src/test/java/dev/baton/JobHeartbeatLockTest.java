@@ -32,7 +32,9 @@ class JobHeartbeatLockTest extends DbTest {
         CountDownLatch bRunning = new CountDownLatch(1);
         AtomicBoolean bCancelled = new AtomicBoolean();
         Duration lease = Duration.ofMillis(1200);
-        Baton b = closeLater(Baton.builder(appPool)
+        // A's completion transaction holds a connection for over a lease: the node's other work gets connections of
+        // its own (on the user pool profile's two, B's beats would share one with the claims and services).
+        Baton b = closeLater(Baton.builder(appPoolOf("w", 6))
                         .schema(schema)
                         .nodeId("w")
                         .testHooks(points::reach)
