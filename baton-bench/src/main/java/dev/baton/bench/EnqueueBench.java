@@ -99,34 +99,43 @@ final class EnqueueBench {
         Map<Variant, List<Run>> rates = new LinkedHashMap<>();
         try (HikariDataSource pool = db.pool("enqueue-bench", CALLERS + 1)) { // one more: the enqueue notifier's
             Baton.migrate(pool, schema);
-            Map<Variant, Jobs> clients = new LinkedHashMap<>();
-            Jobs plain = Baton.builder(pool).schema(schema).build().jobs();
-            for (Variant v : VARIANTS) {
-                clients.put(
-                        v,
-                        v.framework() == null
-                                ? plain
-                                : Baton.builder(pool)
-                                        .schema(schema)
-                                        .transactionBinding(v.framework())
-                                        .build()
-                                        .jobs());
-            }
-            // Warm-up: the JIT and the statement's plan, then the table emptied again.
-            once(db, pool, schema, plain, VARIANTS.get(1), Math.min(jobs, 100_000));
-            for (int run = 1; run <= o.runs(); run++) {
+            // Client-only instances (never started): closed before the pool, so that no notifier outlives it.
+            List<Baton> built = new ArrayList<>();
+            try {
+                Map<Variant, Jobs> clients = new LinkedHashMap<>();
+                Baton plainBaton = Baton.builder(pool).schema(schema).build();
+                built.add(plainBaton);
+                Jobs plain = plainBaton.jobs();
                 for (Variant v : VARIANTS) {
-                    Run r = once(db, pool, schema, clients.get(v), v, v.jobs(jobs));
-                    rates.computeIfAbsent(v, k -> new ArrayList<>()).add(r);
-                    System.out.printf(
-                            Locale.ROOT,
-                            "  run %d  %-40s %,10.0f jobs/s  CPU per job: JVM %.1f µs, PostgreSQL %.1f µs%n",
-                            run,
-                            v.name(),
-                            r.rate(),
-                            r.jvmMicros(),
-                            r.pgMicros());
+                    if (v.framework() == null) {
+                        clients.put(v, plain);
+                    } else {
+                        Baton b = Baton.builder(pool)
+                                .schema(schema)
+                                .transactionBinding(v.framework())
+                                .build();
+                        built.add(b);
+                        clients.put(v, b.jobs());
+                    }
                 }
+                // Warm-up: the JIT and the statement's plan, then the table emptied again.
+                once(db, pool, schema, plain, VARIANTS.get(1), Math.min(jobs, 100_000));
+                for (int run = 1; run <= o.runs(); run++) {
+                    for (Variant v : VARIANTS) {
+                        Run r = once(db, pool, schema, clients.get(v), v, v.jobs(jobs));
+                        rates.computeIfAbsent(v, k -> new ArrayList<>()).add(r);
+                        System.out.printf(
+                                Locale.ROOT,
+                                "  run %d  %-40s %,10.0f jobs/s  CPU per job: JVM %.1f µs, PostgreSQL %.1f µs%n",
+                                run,
+                                v.name(),
+                                r.rate(),
+                                r.jvmMicros(),
+                                r.pgMicros());
+                    }
+                }
+            } finally {
+                built.forEach(Baton::close);
             }
         } finally {
             if (!o.keep()) {
