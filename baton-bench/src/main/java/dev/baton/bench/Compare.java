@@ -65,8 +65,11 @@ final class Compare {
             "                          both loaded side by side, their samples alternating (ABBA), each pair's",
             "                          ratio reported, so that the machine's drift cancels (default 0: separately)",
             "  --latency-probes N      enqueue-to-start probes per latency measurement (default 200; --quick 30)",
-            "  --load-rate N|half      jobs/s of background load during the second latency measurement (default 200);",
+            "  --load-rate N|half|half-stream",
+            "                          jobs/s of background load during the second latency measurement (default 200);",
             "                          half: half of one node's maximum, measured on a backlog just before;",
+            "                          half-stream: half of the highest rate one node sustains beside that load,",
+            "                          found just before by raising it a quarter a step (the enqueues' cost included);",
             "                          sent in batches on a fixed schedule by 4 threads (an open loop)",
             "  --load-batch N          jobs per enqueue call of that load (default 10)",
             "  --server-statements     under load, the ten statements that cost the server most, per call and",
@@ -100,6 +103,8 @@ final class Compare {
     Integer loadRateOption;
     /** --load-rate half: the load is half of one node's maximum, measured just before the latency runs. */
     boolean loadHalf;
+    /** --load-rate half-stream: that maximum is measured under a stream of enqueues, not on a backlog. */
+    boolean loadHalfOfStream;
 
     int threads = 32;
     /** --dbs-threads: db-scheduler's thread counts, each a system of its own; empty = {@link #threads}. */
@@ -147,6 +152,13 @@ final class Compare {
      * this many seconds of the load (a quarter second: 2,500 jobs at 10,000 jobs/s).
      */
     static final double SUSTAINED_BACKLOG_SECONDS = 0.25;
+    /** --load-rate half-stream: the ramp's first rate (jobs/s), its steps' warm-up and measured time. */
+    static final int STREAM_RAMP_FIRST = 2_000;
+
+    static final long STREAM_STEP_WARM_UP_MILLIS = 5_000;
+    static final long STREAM_STEP_MILLIS = 10_000;
+    /** Steps halving the gap between the last sustained rate and the first one that was not. */
+    static final int STREAM_BISECTIONS = 2;
 
     /** Jobs the background load thread has enqueued. */
     private final AtomicLong loaded = new AtomicLong();
@@ -222,13 +234,14 @@ final class Compare {
                 case "--load-batch" -> c.loadBatch = positive(value(args, ++i, a, c), a);
                 case "--load-rate" -> {
                     String v = value(args, ++i, a, c);
-                    if (v.equals("half")) {
+                    if (v.equals("half") || v.equals("half-stream")) {
                         c.loadHalf = true;
+                        c.loadHalfOfStream = v.equals("half-stream");
                     } else if (v.matches("[0-9_]+")) {
                         c.loadRateOption = positive(v, a);
                     } else {
                         throw new IllegalArgumentException(
-                                a + " needs a positive integer or 'half', but was '" + v + "'");
+                                a + " needs a positive integer, 'half' or 'half-stream', but was '" + v + "'");
                     }
                 }
                 case "--server-statements" -> c.serverStatements = true;
@@ -741,7 +754,9 @@ final class Compare {
                 return; // no idle node, no enqueue-to-start path: the ceiling is only a throughput limit
             }
             if (loadHalf && phases.contains("latency")) {
-                loadRate = halfOfOneNodesMaximum(s, p.name());
+                loadRate = loadHalfOfStream
+                        ? halfOfOneNodesStreamMaximum(s, p.name())
+                        : halfOfOneNodesMaximum(s, p.name());
             }
             p.install();
             Sink.reset(Long.MAX_VALUE);
@@ -781,7 +796,7 @@ final class Compare {
                     }
                     latency(p, "idle", null);
                     AtomicBoolean stop = new AtomicBoolean();
-                    Thread load = loadThread(p, stop);
+                    Thread load = loadThread(p, stop, loadRate, 0);
                     try {
                         // The first seconds of load are not its steady state: the load thread fell behind its
                         // schedule by up to half a second there and then caught up in a burst (measured: 527 ms
@@ -833,14 +848,116 @@ final class Compare {
     }
 
     /**
+     * Half of the highest rate one node sustains beside a stream of enqueues: the open-loop load of the latency run
+     * ({@link #loadThread}) at rising rates, from {@link #STREAM_RAMP_FIRST} jobs/s up by a quarter a step, and after
+     * the first step that is not sustained {@link #STREAM_BISECTIONS} steps halving the gap to the last that was; each
+     * step runs {@link #STREAM_STEP_WARM_UP_MILLIS} and is then measured for {@link #STREAM_STEP_MILLIS}; a step is
+     * sustained when the node ran what was enqueued and left no more than {@link #SUSTAINED_BACKLOG_SECONDS} of it
+     * unfinished, the latency run's own test; the backlog is worked off between steps. A drain's maximum leaves out what the enqueues cost the server (about as much per job as
+     * the claim and the completion together, round-two.md), so half of it is more than one node sustains beside a
+     * stream; and senders that enqueue as fast as they can measure a node starved by them (tried, 2026-12-07: the
+     * node ran 6,000-6,600 jobs/s while they enqueued 17,000-20,600), not the most it keeps up with.
+     */
+    private int halfOfOneNodesStreamMaximum(Supplier<Peer> s, String name) throws Exception {
+        try (Peer p = s.get()) {
+            p.install();
+            Sink.reset(Long.MAX_VALUE);
+            AutoCloseable node = p.startNode(1);
+            try {
+                double sustained = 0;
+                double failed = 0;
+                String last = "none";
+                long firstId = 0;
+                for (int bisections = 0; bisections <= STREAM_BISECTIONS; ) {
+                    double rate = failed == 0
+                            ? (sustained == 0 ? STREAM_RAMP_FIRST : sustained * 1.25)
+                            : (sustained + failed) / 2;
+                    StreamStep step = streamStep(p, rate, firstId);
+                    System.out.printf("%-42s one node beside a stream: %s%n", name, step.words());
+                    if (step.kept()) {
+                        sustained = rate;
+                        last = step.words();
+                    } else {
+                        failed = rate;
+                    }
+                    if (failed != 0) {
+                        bisections++;
+                    }
+                    firstId += (long) (rate * (STREAM_STEP_WARM_UP_MILLIS + STREAM_STEP_MILLIS) * 2 / 1000);
+                    long drained = System.nanoTime() + 60_000_000_000L;
+                    while (p.remaining() > 0 && System.nanoTime() < drained) {
+                        Thread.sleep(50);
+                    }
+                    if (sustained == 0 && failed != 0) {
+                        break;
+                    }
+                }
+                if (sustained == 0) {
+                    throw new IllegalStateException(name + ": one node did not sustain even " + STREAM_RAMP_FIRST
+                            + " jobs/s beside a stream, so there is no half to measure latency under");
+                }
+                int half = (int) Math.round(sustained / 2);
+                r.notes.add(String.format(
+                        Locale.ROOT,
+                        "%s: the load of its latency run, %,d jobs/s, is half of the highest rate one node sustained "
+                                + "beside a stream measured just before (an open loop of %d jobs a call from %d "
+                                + "threads, rising by a quarter a step, then halving the gap twice; the last step sustained: %s)",
+                        name,
+                        half,
+                        loadBatch,
+                        LOAD_SENDERS,
+                        last));
+                return half;
+            } finally {
+                closeAll(List.of(node));
+            }
+        }
+    }
+
+    private record StreamStep(boolean kept, String words) {}
+
+    /** One step of {@link #halfOfOneNodesStreamMaximum}: the open-loop load at {@code rate}, warmed up, measured. */
+    private StreamStep streamStep(Peer p, double rate, long firstId) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread load = loadThread(p, stop, (int) rate, firstId);
+        try {
+            Thread.sleep(STREAM_STEP_WARM_UP_MILLIS);
+            long loaded0 = loaded.get();
+            long ran0 = Sink.RUNS.get();
+            Machine.Cpu cpu0 = Machine.Cpu.sample();
+            long t0 = System.nanoTime();
+            Thread.sleep(STREAM_STEP_MILLIS);
+            double secs = (System.nanoTime() - t0) / 1e9;
+            double enqueued = (loaded.get() - loaded0) / secs;
+            double ran = (Sink.RUNS.get() - ran0) / secs;
+            long left = p.remaining();
+            boolean kept = left <= enqueued * SUSTAINED_BACKLOG_SECONDS && enqueued >= 0.95 * rate;
+            return new StreamStep(
+                    kept,
+                    String.format(
+                            Locale.ROOT,
+                            "%,.0f jobs/s due, %,.0f enqueued, %,.0f run, %,d not finished at the end%s; meanwhile %s",
+                            rate,
+                            enqueued,
+                            ran,
+                            left,
+                            kept ? "" : " (NOT SUSTAINED)",
+                            Machine.Cpu.sample().since(cpu0)));
+        } finally {
+            stop.set(true);
+            load.join(30_000);
+        }
+    }
+
+    /**
      * The background load: batches of {@link #loadBatch} jobs due on a fixed schedule (an open loop), sent by
      * {@link #LOAD_SENDERS} threads that take the next due batch each, so that one slow call delays the load only
      * when every sender is busy. A single sender waiting for each call fell 9-17 s behind its schedule when
      * PostgreSQL's one core was busy (2026-12-07, split layout: 81-89 % of the load delivered), and so measured the
      * latency under less load than it said.
      */
-    private Thread loadThread(Peer p, AtomicBoolean stop) {
-        long period = 1_000_000_000L * loadBatch / loadRate;
+    private Thread loadThread(Peer p, AtomicBoolean stop, int rate, long firstId) {
+        long period = 1_000_000_000L * loadBatch / rate;
         long start = System.nanoTime();
         AtomicLong nextBatch = new AtomicLong();
         Runnable sender = () -> {
@@ -854,7 +971,7 @@ final class Compare {
                     }
                     long now = System.nanoTime();
                     loadLag.add(new long[] {now, Math.max(0, now - due)});
-                    p.enqueue(batch * loadBatch, loadBatch);
+                    p.enqueue(firstId + batch * loadBatch, loadBatch);
                     loaded.addAndGet(loadBatch);
                 }
             } catch (Exception e) {

@@ -108,10 +108,12 @@ final class CompareReport {
                 .append(c.idleSettle)
                 .append(" s after its start first) and then under a background load of ")
                 .append(
-                        c.loadHalf
-                                ? "half of one node's maximum measured just before (see the notes)"
-                                : c.loadRate + " jobs/s (a fixed rate: no drain runs before it, so its first "
-                                        + "seconds run on code the JVM has not compiled yet; decision 0040)")
+                        c.loadHalfOfStream
+                                ? "half of the highest rate one node sustained beside such a load, found just before (see the notes)"
+                                : c.loadHalf
+                                        ? "half of one node's maximum measured just before (see the notes)"
+                                        : c.loadRate + " jobs/s (a fixed rate: no drain runs before it, so its first "
+                                                + "seconds run on code the JVM has not compiled yet; decision 0040)")
                 .append(" (in batches of " + c.loadBatch + " due on a fixed schedule, sent by " + Compare.LOAD_SENDERS
                         + " threads, started ")
                 .append(Compare.LOAD_WARM_UP_MILLIS / 1000)

@@ -249,10 +249,14 @@ class CompareSmokeTest {
                 .hasMessageContaining("--load-rate needs a positive integer, but was '0'");
         assertThatThrownBy(() -> Compare.parse(new String[] {"--load-rate", "most"}))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("--load-rate needs a positive integer or 'half', but was 'most'");
+                .hasMessageContaining("--load-rate needs a positive integer, 'half' or 'half-stream', but was 'most'");
         Compare half = Compare.parse(new String[] {"--quick", "--load-rate", "half"});
         assertThat(half.loadHalf).isTrue();
+        assertThat(half.loadHalfOfStream).isFalse();
         assertThat(half.loadRateOption).isNull();
+        Compare stream = Compare.parse(new String[] {"--quick", "--load-rate", "half-stream"});
+        assertThat(stream.loadHalf).isTrue();
+        assertThat(stream.loadHalfOfStream).isTrue();
     }
 
     // Mutation: ServerStatements.install with autocommit on -> the extension stayed behind and this test failed.
