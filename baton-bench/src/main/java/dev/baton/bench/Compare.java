@@ -853,10 +853,11 @@ final class Compare {
      * the first step that is not sustained {@link #STREAM_BISECTIONS} steps halving the gap to the last that was; each
      * step runs {@link #STREAM_STEP_WARM_UP_MILLIS} and is then measured for {@link #STREAM_STEP_MILLIS}; a step is
      * sustained when the node ran what was enqueued and left no more than {@link #SUSTAINED_BACKLOG_SECONDS} of it
-     * unfinished, the latency run's own test; the backlog is worked off between steps. A drain's maximum leaves out what the enqueues cost the server (about as much per job as
-     * the claim and the completion together, round-two.md), so half of it is more than one node sustains beside a
-     * stream; and senders that enqueue as fast as they can measure a node starved by them (tried, 2026-12-07: the
-     * node ran 6,000-6,600 jobs/s while they enqueued 17,000-20,600), not the most it keeps up with.
+     * unfinished, the latency run's own test; the backlog is worked off between steps. A drain's maximum leaves out
+     * what the enqueues cost the server (about as much per job as the claim and the completion together), so half of
+     * it is about the most one node sustains beside a stream; and senders that enqueue as fast as they can measure a
+     * node starved by them (tried, 2026-12-07: the node ran 6,000-6,600 jobs/s while they enqueued 17,000-20,600),
+     * not the most it keeps up with. Decision 0044.
      */
     private int halfOfOneNodesStreamMaximum(Supplier<Peer> s, String name) throws Exception {
         try (Peer p = s.get()) {
@@ -901,11 +902,12 @@ final class Compare {
                         Locale.ROOT,
                         "%s: the load of its latency run, %,d jobs/s, is half of the highest rate one node sustained "
                                 + "beside a stream measured just before (an open loop of %d jobs a call from %d "
-                                + "threads, rising by a quarter a step, then halving the gap twice; the last step sustained: %s)",
+                                + "threads, rising by a quarter a step, then halving the gap %d times; the last step sustained: %s)",
                         name,
                         half,
                         loadBatch,
                         LOAD_SENDERS,
+                        STREAM_BISECTIONS,
                         last));
                 return half;
             } finally {
