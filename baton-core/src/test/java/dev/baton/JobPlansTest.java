@@ -10,6 +10,7 @@ import dev.baton.internal.db.Sql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * {@code (j.state = 'running') IS TRUE}) in complete; its plans then scanned job_running_lease.
  */
 class JobPlansTest extends DbTest {
+    private static final int LONG_TABLE = 400_000;
     private static final Long[] IDS = {101L, 102L, 103L, 104L, 105L, 106L, 107L, 108L, 109L, 110L};
 
     @Test
@@ -125,6 +127,103 @@ class JobPlansTest extends DbTest {
                 c.rollback();
             }
         }
+    }
+
+    /**
+     * A deployment that sets {@code plan_cache_mode = force_generic_plan} (for the server or the role) runs every
+     * statement on its generic plan, which cannot know a LIMIT given as a parameter and estimates a tenth of the
+     * rows. Behind a long backlog the claims' estimate must stay below {@code jit_above_cost} (100,000 by default),
+     * or the JIT compiles every claim (measured 20 ms a claim of 256 instead of 3), and with many finished jobs the
+     * prune must still reach them by index, not delete each batch through a scan of the whole table (decision 0045).
+     *
+     * <p>Protection removed to see it fail: the fixed {@code LIMIT 4000} under {@code :candidates} in claim and
+     * claim_limited, and the fixed {@code LIMIT 10000} under {@code :limit} in prune; the claims' generic plans
+     * were then estimated above 100,000, and the prune's scanned the job table.
+     */
+    @Test
+    void genericPlansStayBoundedBehindLongTables() throws Exception {
+        String table = Identifiers.schema(schema) + ".job";
+        try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(true);
+            Jdbc.execute(
+                    c,
+                    "INSERT INTO " + table + " (queue, kind, payload, priority, state, run_at, max_attempts) "
+                            + "SELECT 'default', 'k', '{}', 50, 'available', now(), 25 "
+                            + "FROM generate_series(1, " + LONG_TABLE + ")");
+            Jdbc.execute(
+                    c,
+                    "INSERT INTO " + table
+                            + " (queue, kind, payload, priority, state, run_at, max_attempts, finished_at) "
+                            + "SELECT 'default', 'k', '{}', 50, 'succeeded', now(), 25, "
+                            + "now() - interval '2 days' + g * interval '100 milliseconds' "
+                            + "FROM generate_series(1, " + LONG_TABLE + ") g");
+            Jdbc.execute(c, "ANALYZE " + table);
+        }
+        Sql job = Sql.load("job.sql", Identifiers.schema(schema));
+        Map<String, String> arguments = new LinkedHashMap<>();
+        arguments.put("claim", "'default', '{k}', 'default', -1, '-infinity', 0, 64, 32, 1000, 'n1'");
+        arguments.put(
+                "claim_limited",
+                "'{l1}', 'default', '{k}', 'p:', 'default', '{k}', 'default', 128, 32, 'p:', 1000, 'n1'");
+        arguments.put("prune", "86400000, 1000");
+        Map<String, Double> costs = new LinkedHashMap<>();
+        List<String> problems = new ArrayList<>();
+        try (Connection c = pool.getConnection()) {
+            for (Map.Entry<String, String> e : arguments.entrySet()) {
+                JsonNode plan = genericPlan(c, job.get(e.getKey()), e.getValue());
+                costs.put(e.getKey(), plan.path("Total Cost").asDouble(Double.NaN));
+                scansOfTheWholeTable(plan, e.getKey(), problems);
+            }
+        }
+        assertThat(costs)
+                .as("generic plans' estimated cost behind %s available and %s finished jobs", LONG_TABLE, LONG_TABLE)
+                .hasSize(3)
+                .allSatisfy((statement, cost) -> assertThat(cost).isLessThan(100_000.0));
+        assertThat(problems)
+                .as("sequential scans of the job table in generic plans")
+                .isEmpty();
+    }
+
+    /** The generic plan of {@code sql} (its {@code ?} parameters given {@code arguments}), as EXPLAIN shows it. */
+    private static JsonNode genericPlan(Connection c, String sql, String arguments) throws Exception {
+        c.setAutoCommit(false);
+        try {
+            Jdbc.execute(c, "SET LOCAL plan_cache_mode = force_generic_plan");
+            Jdbc.execute(c, "PREPARE generic_plan AS " + numbered(sql));
+            try (Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("EXPLAIN (FORMAT JSON) EXECUTE generic_plan(" + arguments + ")")) {
+                rs.next();
+                return new ObjectMapper().readTree(rs.getString(1)).path(0).path("Plan");
+            } finally {
+                // In the transaction that prepared it: through a transaction pooler, the same server connection.
+                Jdbc.execute(c, "DEALLOCATE generic_plan");
+            }
+        } finally {
+            c.rollback();
+            c.setAutoCommit(true);
+        }
+    }
+
+    private static void scansOfTheWholeTable(JsonNode plan, String statement, List<String> problems) {
+        if ("Seq Scan".equals(plan.path("Node Type").asText(""))
+                && "job".equals(plan.path("Relation Name").asText(""))) {
+            problems.add(statement);
+        }
+        plan.path("Plans").forEach(x -> scansOfTheWholeTable(x, statement, problems));
+    }
+
+    /** The statement with its {@code ?} parameters numbered {@code $1, $2, ...}, for PREPARE. */
+    private static String numbered(String sql) {
+        StringBuilder out = new StringBuilder();
+        int n = 0;
+        for (char ch : sql.toCharArray()) {
+            if (ch == '?') {
+                out.append('$').append(++n);
+            } else {
+                out.append(ch);
+            }
+        }
+        return out.toString();
     }
 
     private static void readyIndexConditions(JsonNode n, List<String> out) {

@@ -87,7 +87,14 @@ SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys
 -- key of the last job this producer claimed, so that the scan does not step over the entries that the claims
 -- since the last vacuum left dead at the head of that index (decision 0037); (-1, any time, 0) from the head,
 -- as the table's CHECK allows priorities 0 to 100 only.
+-- The candidates are taken in two LIMITs: a fixed one under the lock (4,000: a queue has at most 1,000 slots,
+-- and claim_limited asks for 4 x its limit) and :candidates above it. Rows are locked only as the outer LIMIT
+-- takes them, so nothing more is locked; the fixed bound is for the planner. A generic plan (a prepared
+-- statement under plan_cache_mode = force_generic_plan) estimates a LIMIT given as a parameter at a tenth of
+-- the rows: behind a backlog of 600,000 jobs that estimate crossed jit_above_cost, and every claim was
+-- compiled by the JIT (20 ms a claim of 256 instead of 3; decision 0045, JobPlansTest).
 WITH candidates AS (
+  SELECT * FROM (
     SELECT id, priority, run_at, concurrency_key
       FROM ${schema}.job j
      WHERE j.state = 'available' AND j.queue = :queue AND j.kind = ANY (:kinds::text[])
@@ -100,8 +107,10 @@ WITH candidates AS (
              WHERE o.state = 'available' AND o.concurrency_key = j.concurrency_key AND o.id < j.id))
        AND (j.priority, j.run_at, j.id) > (:after_priority::smallint, :after_run_at::timestamptz, :after_id::bigint)
      ORDER BY j.priority, j.run_at, j.id
-     LIMIT :candidates
+     LIMIT 4000
        FOR UPDATE SKIP LOCKED
+  ) bounded
+  LIMIT :candidates
 ), picked AS (
     SELECT id FROM (
         SELECT DISTINCT ON (coalesce(concurrency_key, 'id:' || id)) id, priority, run_at
@@ -268,12 +277,16 @@ SELECT id, queue, kind, payload::text AS payload, priority, state, run_at, attem
   FROM ${schema}.job WHERE id = :id
 
 -- name: prune
--- Deletes up to :limit jobs finished before now - retention.
+-- Deletes up to :limit jobs finished before now - retention, oldest first. The fixed LIMIT (above the pruner's
+-- batches of 1,000) is for the planner, as in claim (decision 0045): a generic plan estimated :limit at a tenth of
+-- the finished jobs and deleted them by a hash join over a scan of the whole job table, each batch.
 DELETE FROM ${schema}.job WHERE id IN (
-    SELECT id FROM ${schema}.job
-     WHERE state IN ('succeeded', 'failed', 'cancelled')
-       AND finished_at < (SELECT clock_timestamp()) - :retention_ms * interval '1 millisecond'
-     ORDER BY finished_at
+    SELECT id FROM (
+        SELECT id FROM ${schema}.job
+         WHERE state IN ('succeeded', 'failed', 'cancelled')
+           AND finished_at < (SELECT clock_timestamp()) - :retention_ms * interval '1 millisecond'
+         ORDER BY finished_at
+         LIMIT 10000) bounded
      LIMIT :limit)
 
 -- name: set_paused
@@ -416,7 +429,7 @@ SELECT count(pg_advisory_xact_lock(k)) AS locked
 -- over). Rates: GCRA as rate_acquire in coord.sql, emission interval T = window / starts; a value
 -- may start floor((window - (max(tat, now) - now)) / T) now, and its tat moves by T per start taken.
 -- One now (:now below) for holders, rates and attempted_at, so that attempted_at is the instant the
--- rate was checked against.
+-- rate was checked against. The candidates are bounded twice, as in claim (decision 0045).
 WITH now AS MATERIALIZED (
     SELECT clock_timestamp() AS t
 ), lim AS MATERIALIZED (
@@ -446,6 +459,7 @@ WITH now AS MATERIALIZED (
     SELECT r.id, r.value, greatest(0, (l.window_us - r.ahead_us) * l.rate_starts / l.window_us)
       FROM rated r JOIN lim l ON l.id = r.id
 ), candidates AS (
+  SELECT * FROM (
     SELECT j.id, j.priority, j.run_at, j.concurrency_key, j.kind, j.metadata
       FROM ${schema}.job j
      WHERE j.state = 'available' AND j.queue = :queue AND j.kind = ANY (:kinds::text[])
@@ -461,8 +475,10 @@ WITH now AS MATERIALIZED (
              WHERE (l.fk IS NULL OR l.fk = j.kind) AND (l.mk IS NULL OR j.metadata ->> l.mk IS NOT NULL)
                AND m.value = coalesce(j.metadata ->> l.mk, '') AND m.room <= 0)
      ORDER BY j.priority, j.run_at, j.id
-     LIMIT :candidates
+     LIMIT 4000
        FOR UPDATE SKIP LOCKED
+  ) bounded
+  LIMIT :candidates
 ), one_per_key AS (
     SELECT DISTINCT ON (coalesce(concurrency_key, 'id:' || id)) id, priority, run_at, kind, metadata
       FROM candidates
