@@ -133,8 +133,9 @@ class JobPlansTest extends DbTest {
      * A deployment that sets {@code plan_cache_mode = force_generic_plan} (for the server or the role) runs every
      * statement on its generic plan, which cannot know a LIMIT given as a parameter and estimates a tenth of the
      * rows. Behind a long backlog the claims' estimate must stay below {@code jit_above_cost} (100,000 by default),
-     * or the JIT compiles every claim (measured 20 ms a claim of 256 instead of 3), and with many finished jobs the
-     * prune must still reach them by index, not delete each batch through a scan of the whole table (decision 0045).
+     * or the JIT compiles every claim (measured 19–25 ms a claim of 256 instead of about 4), and with many finished
+     * jobs the prune must still reach them by index, not delete each batch through a scan of the whole table
+     * (decision 0045).
      *
      * <p>Protection removed to see it fail: the fixed {@code LIMIT 4000} under {@code :candidates} in claim and
      * claim_limited, and the fixed {@code LIMIT 10000} under {@code :limit} in prune; the claims' generic plans

@@ -92,7 +92,7 @@ SELECT id, idempotency_key FROM ${schema}.job WHERE idempotency_key = ANY (:keys
 -- takes them, so nothing more is locked; the fixed bound is for the planner. A generic plan (a prepared
 -- statement under plan_cache_mode = force_generic_plan) estimates a LIMIT given as a parameter at a tenth of
 -- the rows: behind a backlog of 600,000 jobs that estimate crossed jit_above_cost, and every claim was
--- compiled by the JIT (20 ms a claim of 256 instead of 3; decision 0045, JobPlansTest).
+-- compiled by the JIT (19–25 ms a claim of 256 instead of about 4; decision 0045, JobPlansTest).
 WITH candidates AS (
   SELECT * FROM (
     SELECT id, priority, run_at, concurrency_key
