@@ -127,6 +127,43 @@ class JobPlansTest extends DbTest {
     }
 
     /**
+     * The operator's search (job_admin.sql match) stays on plans made with its values where the server chooses
+     * ({@code plan_cache_mode = auto}, the default): after sixteen searches of its prepared statement, one of them
+     * for a kind no job has (whose plan walks the whole primary key), a search by idempotency key still reaches
+     * the job through job_idempotency_key. The statement's generic plan, which cannot see which filters are off,
+     * is costed as that same walk, and that dear estimate is what keeps the server from taking it.
+     *
+     * <p>Protection removed to see it fail (2026-12-07): the generic plan made cheap (each filter's null test as a
+     * boolean flag, the filters in one CASE, a fixed LIMIT of 10,001 under :limit: 5,154 instead of 686,508 at
+     * 800,000 jobs, tried so that under {@code force_generic_plan} the JIT would leave searches alone). The server
+     * then took the generic plan, this test saw ["job_pkey"], and through the Admin API a search by idempotency
+     * key took 233–369 ms instead of 0.3–1.2 ms.
+     */
+    @Test
+    void theOperatorsSearchKeepsPlansMadeWithItsValues() throws Exception {
+        fill(LONG_TABLE, LONG_TABLE);
+        Sql admin = Sql.load("job_admin.sql", Identifiers.schema(schema));
+        String all = "{available,running,succeeded,failed,cancelled}";
+        List<String> searches = List.of(
+                search(all, null, null, null),
+                search(all, "default", "k", null),
+                search(all, null, "no-such-kind", null),
+                search("{succeeded}", null, null, null));
+        List<String> runsBefore = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            runsBefore.addAll(searches);
+        }
+        String byKey = search(all, null, null, "x");
+        try (Connection c = pool.getConnection()) {
+            List<String> indexes = new ArrayList<>();
+            indexNames(plan(c, "auto", admin.get("match"), runsBefore, byKey), indexes);
+            assertThat(indexes)
+                    .as("indexes of a search by idempotency key after %s other searches", runsBefore.size())
+                    .contains("job_idempotency_key");
+        }
+    }
+
+    /**
      * Jobs of queue {@code default} and kind {@code k}: {@code available} ready to run and {@code finished} that
      * succeeded two days ago, a tenth of a second apart, on a table analyzed after.
      */
@@ -156,10 +193,21 @@ class JobPlansTest extends DbTest {
      * EXPLAIN given bound parameters plans with their values, a custom plan whatever the mode.
      */
     private static JsonNode plan(Connection c, String mode, String sql, String arguments) throws Exception {
+        return plan(c, mode, sql, List.of(), arguments);
+    }
+
+    /** {@link #plan(Connection, String, String, String)} after the prepared statement ran with {@code runsBefore}. */
+    private static JsonNode plan(Connection c, String mode, String sql, List<String> runsBefore, String arguments)
+            throws Exception {
         c.setAutoCommit(false);
         try {
             Jdbc.execute(c, "SET LOCAL plan_cache_mode = " + mode);
             Jdbc.execute(c, "PREPARE explained AS " + numbered(sql));
+            for (String run : runsBefore) {
+                try (Statement st = c.createStatement()) {
+                    st.execute("EXECUTE explained(" + run + ")");
+                }
+            }
             try (Statement st = c.createStatement();
                     ResultSet rs = st.executeQuery("EXPLAIN (FORMAT JSON) EXECUTE explained(" + arguments + ")")) {
                 rs.next();
@@ -194,6 +242,28 @@ class JobPlansTest extends DbTest {
             }
         }
         return out.toString();
+    }
+
+    /**
+     * The arguments of job_admin.sql match, SQL literals in the order of its parameters: the first page of the jobs
+     * in {@code states}, filtered by the other three where not null.
+     */
+    private static String search(String states, String queue, String kind, String idempotencyKey) {
+        List<String> args = new ArrayList<>(List.of("9223372036854775807", "'" + states + "'"));
+        for (String value : new String[] {queue, kind, null, null, null, idempotencyKey}) {
+            String literal = value == null ? "NULL" : "'" + value + "'";
+            args.add(literal); // each filter's parameter is named twice: its null test and its comparison
+            args.add(literal);
+        }
+        args.addAll(List.of("NULL", "NULL", "NULL", "51")); // the error pattern (three times), the page
+        return String.join(", ", args);
+    }
+
+    private static void indexNames(JsonNode plan, List<String> out) {
+        if (plan.has("Index Name")) {
+            out.add(plan.get("Index Name").asText());
+        }
+        plan.path("Plans").forEach(x -> indexNames(x, out));
     }
 
     private static void readyIndexConditions(JsonNode n, List<String> out) {
