@@ -117,7 +117,7 @@ public final class Admin {
         long before = decodeCursor(cursor);
         int size = query.pageSize();
         JobAdminStore.Filter filter = filter(query, query.states());
-        return db.callUnchecked("searching jobs (" + query + ")", c -> {
+        return db.transactionUnchecked("searching jobs (" + query + ")", c -> {
             List<Long> ids = store.match(c, filter, before, size + 1);
             List<Long> page = ids.size() > size ? ids.subList(0, size) : ids;
             List<JobInfo> rows = store.rows(c, page, Jobs::errors);
@@ -300,7 +300,7 @@ public final class Admin {
                     + action.why + "), but the query asks only for " + query.states());
         }
         JobAdminStore.Filter filter = filter(query, wanted);
-        return db.writeUnchecked(action.doing + " the jobs of " + query, AGAIN, c -> {
+        return db.transactionUnchecked(action.doing + " the jobs of " + query, AGAIN, c -> {
             List<Long> ids = store.match(c, filter, Long.MAX_VALUE, MAX_BULK + 1);
             boolean more = ids.size() > MAX_BULK;
             List<Long> taken = more ? ids.subList(0, MAX_BULK) : ids;

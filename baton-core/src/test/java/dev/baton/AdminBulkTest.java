@@ -202,7 +202,9 @@ class AdminBulkTest extends AdminTestBase {
                 new JobAdminStore.Filter(new String[] {"available"}, "q1", null, null, null, null, null, null);
         List<Long> matched;
         try (Connection c = pool.getConnection()) {
+            c.setAutoCommit(false); // as Admin runs it: in a transaction, the match a statement of its own
             matched = store.match(c, available, Long.MAX_VALUE, Admin.MAX_BULK + 1);
+            c.commit();
         }
         assertThat(matched).containsExactly(id);
         markRunning(id); // a worker claims it now

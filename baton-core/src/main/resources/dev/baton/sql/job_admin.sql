@@ -17,9 +17,8 @@
 -- the generic plan, which cannot, is costed as a walk of the whole primary key. That dear estimate keeps a
 -- server that chooses (plan_cache_mode auto) on plans made with the values. A cheaper generic plan (flags, one
 -- CASE, a fixed LIMIT) was taken instead after a few searches, and a search by idempotency key then walked the
--- primary key: 233-369 ms instead of 0.3-1.2 ms at 800,000 jobs (JobPlansTest, decision 0045). Under
--- plan_cache_mode = force_generic_plan every search takes the generic plan: quick where many jobs match, a walk
--- of the table where few do (160-250 ms for an idempotency key at 800,000 jobs).
+-- primary key: 233-369 ms instead of 0.3-1.2 ms at 800,000 jobs (JobPlansTest, decision 0045). A server that
+-- forces generic plans does not choose: JobAdminStore.match sets its transaction to custom plans.
 SELECT j.id
   FROM ${schema}.job j
  WHERE j.id < :before

@@ -112,8 +112,13 @@ public final class Db {
 
     /** {@link #transaction(String, Work)} for the API, as {@link #callUnchecked}. */
     public <T> T transactionUnchecked(String what, Work<T> work) {
+        return transactionUnchecked(what, "", work);
+    }
+
+    /** {@link #transaction(String, String, Work)} for the API, as {@link #callUnchecked}. */
+    public <T> T transactionUnchecked(String what, String hint, Work<T> work) {
         try {
-            return transaction(what, work);
+            return transaction(what, hint, work);
         } catch (SQLException e) {
             throw failed(what, e);
         }
