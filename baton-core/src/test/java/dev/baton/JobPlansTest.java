@@ -142,7 +142,7 @@ class JobPlansTest extends DbTest {
      * boolean flag, the filters in one CASE, a fixed LIMIT of 10,001 under :limit: 5,154 instead of 686,508 at
      * 800,000 jobs, tried so that under {@code force_generic_plan} the JIT would leave searches alone). The server
      * then took the generic plan, this test saw ["job_pkey"], and through the Admin API a search by idempotency
-     * key took 233–369 ms instead of 0.3–1.2 ms.
+     * key took 206–369 ms instead of 0.3–1.2 ms.
      */
     @Test
     void theOperatorsSearchKeepsPlansMadeWithItsValues() throws Exception {
@@ -173,7 +173,7 @@ class JobPlansTest extends DbTest {
      * role), the operator's search still plans with its values: match sets its transaction to custom plans, so a
      * search by idempotency key reaches the job through job_idempotency_key instead of walking the primary key of
      * the whole table (measured through the Admin API on PostgreSQL 15 at 800,000 jobs: 220–245 ms a search by key
-     * and 102–304 ms a search of every job, the JIT compiling each, before; 1–8 ms as the server chooses).
+     * and 102–144 ms a search of every job, the JIT compiling each, before; 0.8–3.9 and 2.5–8.9 ms after).
      *
      * <p>Protection removed to see it fail: the {@code SET LOCAL plan_cache_mode = force_custom_plan} in
      * JobAdminStore.match; job_idempotency_key was then never scanned and the wait below ran out.

@@ -17,7 +17,7 @@
 -- the generic plan, which cannot, is costed as a walk of the whole primary key. That dear estimate keeps a
 -- server that chooses (plan_cache_mode auto) on plans made with the values. A cheaper generic plan (flags, one
 -- CASE, a fixed LIMIT) was taken instead after a few searches, and a search by idempotency key then walked the
--- primary key: 233-369 ms instead of 0.3-1.2 ms at 800,000 jobs (JobPlansTest, decision 0045). A server that
+-- primary key: 206-369 ms instead of 0.3-1.2 ms at 800,000 jobs (JobPlansTest, decision 0045). A server that
 -- forces generic plans does not choose: JobAdminStore.match sets its transaction to custom plans.
 SELECT j.id
   FROM ${schema}.job j

@@ -69,8 +69,8 @@ public final class JobAdminStore {
      * transaction, which it sets to plan each statement with its values ({@code plan_cache_mode =
      * force_custom_plan}, for the rest of the transaction): only such a plan leaves out the filters that are off
      * and takes the index the others allow. Before, where the server forced generic plans, a search by
-     * idempotency key walked the whole job table (219–245 ms instead of 0.8–3.9 at 800,000 jobs, PostgreSQL 15)
-     * and a search of every job was compiled by the JIT (102–304 ms instead of 2.5–8.9); JobPlansTest, decision
+     * idempotency key walked the whole job table (220–245 ms instead of 0.8–3.9 at 800,000 jobs, PostgreSQL 15)
+     * and a search of every job was compiled by the JIT (102–144 ms instead of 2.5–8.9); JobPlansTest, decision
      * 0045.
      *
      * @throws IllegalStateException {@code c} is in auto-commit mode, where that setting would not hold
