@@ -363,9 +363,9 @@ WITH RECURSIVE gaps AS (
 -- on the way back.
 -- Both LIMITs have a fixed bound under :limit (the caller's batch, 1,000), as the claims do (decision 0045): a
 -- generic plan (plan_cache_mode = force_generic_plan) estimates a LIMIT given as a parameter at a tenth of the
--- rows. Without them it was estimated at 237,066 behind 400,000 available jobs: the JIT compiled every pass (61-165
--- ms with nothing to fail, 0.1 ms after), and a batch joined the picked ids to a hash of every available job (195-
--- 286 ms for 1,000 jobs, 13-21 ms after).
+-- rows. Without them it was estimated at 237,066 behind 400,000 available jobs: the JIT compiled every pass (22-23
+-- ms with nothing to fail, 61-165 ms on a session's first calls; 0.07 ms after), and a batch joined the picked ids
+-- to a hash of every available job (204-293 ms for 1,000 jobs, 12-13 ms after; PostgreSQL 15, JobPlansTest).
 -- include: unhandled
 ), picked AS (
     SELECT id FROM (
